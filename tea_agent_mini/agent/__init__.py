@@ -1,0 +1,1 @@
+"""The agent: the turn loop (Session), prompts, loop guard, and the sync facade."""

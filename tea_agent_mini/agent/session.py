@@ -1,0 +1,237 @@
+"""One conversation (a stored topic) and its turn loop: ``Session.run_turn(text) -> events``.
+
+Every front end (CLI, server, subagents, scheduled tasks) runs turns through this one loop.
+Messages are stored as they complete, so a crash or a cancel loses at most the one in flight and
+leaves a history whose tool calls and tool results still pair up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ContextTooLong, LLMError, RateLimited, StreamInterrupted
+from ..types import (
+    ChatModel,
+    Completion,
+    Done,
+    Error,
+    Event,
+    Message,
+    Notice,
+    ToolCall,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from .loopguard import LoopGuard
+
+log = logging.getLogger(__name__)
+
+UserContent = str | list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    max_iterations: int = 50
+    max_context_tokens: int = 0
+
+
+class Session:
+    """A topic plus what a turn needs: the model, the tools, the store and the prompt builder.
+
+    ``build_context(session, history) -> list[dict]`` turns stored messages into the request; the
+    runtime supplies it so memory and skills can join without the loop knowing about them.
+    """
+
+    def __init__(
+        self,
+        *,
+        topic_id: str,
+        llm: ChatModel,
+        executor: Any,
+        store: Any,
+        build_context: Callable[[Session, list[Message]], list[dict[str, Any]]],
+        settings: TurnSettings = TurnSettings(),
+    ) -> None:
+        self.topic_id = topic_id
+        self.llm = llm
+        self.executor = executor
+        self.store = store
+        self.build_context = build_context
+        self.settings = settings
+        self.last_context_tokens = 0
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.executor.toolkit.openai_tools()
+
+    def _save(self, message: Message) -> Message:
+        return self.store.messages.add(self.topic_id, message)
+
+    async def run_turn(self, content: UserContent) -> AsyncIterator[Event]:
+        """Run one user turn to its end, yielding events; the last one is Done or Error."""
+        await asyncio.to_thread(self._save, Message(role="user", content=content))
+        turn = _Turn(self)
+        async for event in turn.run():
+            yield event
+
+
+class _Turn:
+    """The state of one running turn (kept off Session so sessions stay reusable)."""
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+        self.usage = Usage()
+        self.guard = LoopGuard()
+        self.trimmed = False
+
+    async def run(self) -> AsyncIterator[Event]:
+        from ..llm.textcalls import extract_text_tool_calls
+
+        settings = self.s.settings
+        tools = self.s.tools
+        tool_names = [t["function"]["name"] for t in tools]
+        for iteration in range(1, settings.max_iterations + 1):
+            completion: Completion | None = None
+            async for event in self._call_model(tools):
+                if isinstance(event, Completion):
+                    completion = event
+                else:
+                    yield event
+                    if isinstance(event, Error):
+                        return
+            assert completion is not None
+            if completion.usage:
+                self.usage = self.usage + completion.usage
+                yield completion.usage
+            content, calls = completion.content, list(completion.tool_calls)
+            if not calls and tools and content:
+                content, calls = extract_text_tool_calls(content, tool_names)
+                if calls:
+                    yield Notice(
+                        f"model wrote {len(calls)} tool call(s) as text", kind="text_tools"
+                    )
+            if not calls:
+                async for event in self._finish(completion, content, iteration):
+                    yield event
+                return
+            await self._store_assistant(completion, content, calls)
+            async for event in self._run_tools(calls):
+                yield event
+            stop = self.guard.verdict()
+            if stop:
+                yield Notice(stop, kind="loop")
+                yield self._done(stop, iteration, "loop")
+                return
+        text = f"Stopped after {settings.max_iterations} iterations without a final answer."
+        yield Notice(text, kind="max_iterations")
+        yield self._done(text, settings.max_iterations, "max_iterations")
+
+    async def _call_model(self, tools: list[dict[str, Any]]) -> AsyncIterator[Any]:
+        history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
+        messages = self.s.build_context(self.s, history)
+        if self.trimmed:
+            messages = _harder_trim(messages)
+        from ..llm.tokens import estimate_messages_tokens
+
+        self.s.last_context_tokens = estimate_messages_tokens(messages)
+        try:
+            async for event in self.s.llm.stream(messages, tools or None):
+                yield event
+        except ContextTooLong as exc:
+            if self.trimmed:
+                yield Error(str(exc), kind="context")
+                return
+            self.trimmed = True
+            yield Notice("context too long for the model; trimming history and retrying", "trim")
+            async for event in self._call_model(tools):
+                yield event
+        except StreamInterrupted as exc:
+            yield Error(str(exc), kind="interrupted")
+        except RateLimited as exc:
+            yield Error(str(exc), kind="rate_limited")
+        except LLMError as exc:
+            yield Error(str(exc), kind="upstream")
+
+    async def _store_assistant(self, completion: Completion, content: str, calls: list) -> None:
+        message = Message(
+            role="assistant",
+            content=content or None,
+            reasoning=completion.reasoning or None,
+            tool_calls=tuple(calls),
+            tokens=completion.usage.completion_tokens if completion.usage else 0,
+        )
+        await asyncio.to_thread(self.s._save, message)
+
+    async def _run_tools(self, calls: list[ToolCall]) -> AsyncIterator[Event]:
+        for call in calls:
+            yield ToolCallStart(call.id, call.name, call.arguments)
+        done: set[str] = set()
+        try:
+            results = await self.s.executor.run_many(calls)
+            for result in results:
+                await asyncio.to_thread(self.s._save, _tool_message(result))
+                done.add(result.call_id)
+                self.guard.record(result.name, _arguments_of(calls, result.call_id), result.ok)
+                yield result
+        finally:
+            # A cancelled turn still answers every call it stored, so the history stays valid.
+            missing = [c for c in calls if c.id not in done]
+            for call in missing:
+                cancelled = ToolResult(call.id, call.name, ok=False, error="cancelled by the user")
+                self.s._save(_tool_message(cancelled))
+
+    async def _finish(self, completion: Completion, content: str, iteration: int):
+        from ..llm.assemble import clean_template_tokens
+
+        text = clean_template_tokens(content)
+        message = Message(
+            role="assistant",
+            content=text,
+            reasoning=completion.reasoning or None,
+            tokens=completion.usage.completion_tokens if completion.usage else 0,
+        )
+        await asyncio.to_thread(self.s._save, message)
+        if completion.finish_reason == "length":
+            yield Notice("the answer was cut at the model's output limit", kind="length")
+        yield self._done(text, iteration, completion.finish_reason)
+
+    def _done(self, text: str, iteration: int, finish_reason: str | None) -> Done:
+        store, topic = self.s.store, self.s.topic_id
+        store.topics.add_usage(topic, self.usage.prompt_tokens, self.usage.completion_tokens)
+        return Done(
+            text=text,
+            usage=self.usage,
+            topic_id=topic,
+            iterations=iteration,
+            finish_reason=finish_reason,
+            context_tokens=self.s.last_context_tokens,
+            context_limit=self.s.settings.max_context_tokens,
+        )
+
+
+def _tool_message(result: ToolResult) -> Message:
+    return Message(
+        role="tool",
+        content=result.content_for_model,
+        tool_call_id=result.call_id,
+        name=result.name,
+    )
+
+
+def _arguments_of(calls: list[ToolCall], call_id: str) -> str:
+    return next((c.arguments for c in calls if c.id == call_id), "")
+
+
+def _harder_trim(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """After a context-length error: keep the system prompt and the last user turn only."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    kept = [messages[0], *messages[last_user:]] if last_user else messages
+    return [
+        {**m, "content": m["content"][:4096]} if isinstance(m.get("content"), str) else m
+        for m in kept
+    ]

@@ -1,0 +1,136 @@
+"""The CLI commands. Each takes the parsed arguments and returns the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import replace
+
+from .._version import __version__
+from ..config import Config, load_config
+from ..types import ApprovalCallback
+from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from .render import TerminalPrinter, TurnRecorder
+
+
+def load(args: argparse.Namespace) -> Config:
+    config = load_config(args.profile)
+    if getattr(args, "workspace", None):
+        config.agent = replace(config.agent, workspace=args.workspace)
+    return config
+
+
+def terminal_approval() -> ApprovalCallback:
+    """Ask on the terminal before a mutating tool runs; without a terminal, refuse."""
+
+    def approve(name: str, arguments: str) -> bool:
+        if not sys.stdin.isatty():
+            return False
+        sys.stderr.write(f"Allow {name}({arguments[:300]})? [y/N] ")
+        sys.stderr.flush()
+        return sys.stdin.readline().strip().lower() in {"y", "yes"}
+
+    return approve
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    print(f"tea-agent-mini {__version__}")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    prompt = " ".join(args.prompt)
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        print("error: the prompt is empty", file=sys.stderr)
+        return EXIT_CONFIG
+    config = load(args)
+    config.require_model()
+    recorder = TurnRecorder()
+    printer = None if args.json else TerminalPrinter(show_reasoning=args.show_reasoning)
+    try:
+        asyncio.run(_run_turn(config, prompt, args.topic, recorder, printer))
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(recorder.to_json())
+    if recorder.error is not None:
+        if not args.json and recorder.error.kind == "interrupted":
+            print("the answer above is incomplete", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
+    from ..runtime import Runtime
+
+    runtime = Runtime(config)
+    try:
+        session = runtime.session(topic_id, approve=terminal_approval())
+        recorder.topic_id = session.topic_id
+        async for event in session.run_turn(prompt):
+            recorder(event)
+            if printer is not None:
+                printer(event)
+    finally:
+        await runtime.aclose()
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from .chat import ChatRepl
+
+    config = load(args)
+    config.require_model()
+    return ChatRepl(config, show_reasoning=args.show_reasoning).run(args.topic)
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    from ..toolkit.registry import Toolkit
+
+    toolkit = Toolkit.load()
+    specs = sorted(toolkit.specs(), key=lambda s: s.name)
+    if args.json:
+        data = [
+            {
+                "name": s.name,
+                "description": s.description,
+                "parameters": s.parameters,
+                "mutates": s.mutates,
+                "concurrency_safe": s.concurrency_safe,
+                "requires": list(s.requires),
+            }
+            for s in specs
+        ]
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        for s in specs:
+            flag = "*" if s.mutates else " "
+            first_line = s.description.strip().splitlines()[0] if s.description.strip() else ""
+            print(f"{flag} {s.name:32} {first_line[:90]}")
+        print(f"\n{len(specs)} tools (* changes files or runs commands)")
+    for module, error in toolkit.load_errors.items():
+        print(f"warning: tool module {module} failed to load: {error}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_doctor
+
+    return EXIT_OK if run_doctor(args.profile) else EXIT_FAILED
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from ..server.app import serve
+    except ImportError:
+        print(
+            "the web server is not available in this version yet; "
+            "use `tea-agent-mini chat` or `tea-agent-mini run`",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    return serve(load(args), host=args.host, port=args.port, api_key=args.api_key)

@@ -1,0 +1,108 @@
+"""``tea-agent-mini doctor``: is the config valid, the model reachable, the database healthy?"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import sqlite3
+from dataclasses import dataclass
+
+from ..config import Config, load_config
+from ..errors import TeaAgentError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    required: bool = True
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else ("FAIL" if self.required else "--  ")
+        return f"[{mark}] {self.name}: {self.detail}"
+
+
+def check_config(profile: str | None) -> tuple[Check, Config | None]:
+    try:
+        config = load_config(profile)
+    except TeaAgentError as exc:
+        return Check("config", False, str(exc)), None
+    where = str(config.source) if config.source else "no config file (environment only)"
+    try:
+        model = config.require_model()
+    except TeaAgentError as exc:
+        return Check("config", False, str(exc)), config
+    return Check("config", True, f"{where}; model {model.model_name} at {model.api_url}"), config
+
+
+def check_model(config: Config) -> Check:
+    from ..llm.client import OpenAIChatClient
+
+    async def probe() -> str:
+        client = OpenAIChatClient(config.main_model)
+        try:
+            models = await client.list_models()
+        finally:
+            await client.aclose()
+        listed = "listed" if config.main_model.model_name in models else "not in /models list"
+        return f"reachable, {len(models)} model(s), {config.main_model.model_name} {listed}"
+
+    try:
+        return Check("model", True, asyncio.run(probe()))
+    except TeaAgentError as exc:
+        return Check("model", False, str(exc))
+
+
+def check_database(config: Config) -> Check:
+    path = config.db_path
+    if not path.exists():
+        return Check("database", True, f"{path} will be created on first use")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            result = conn.execute("PRAGMA quick_check").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        return Check("database", False, f"{path}: {exc}")
+    return Check("database", result == "ok", f"{path}: {result}, schema v{version}")
+
+
+def optional_features() -> list[Check]:
+    programs = {
+        "git": "git tools",
+        "pdftotext": "PDF checks (poppler)",
+        "ruff": "code review / formatting",
+        "chromium": "UI tests",
+    }
+    checks = [
+        Check(name, shutil.which(name) is not None, purpose, required=False)
+        for name, purpose in programs.items()
+    ]
+    has_fts5 = _sqlite_has_fts5()
+    checks.append(Check("sqlite fts5", has_fts5, "full-text search", required=False))
+    has_zoneinfo = importlib.util.find_spec("zoneinfo") is not None
+    checks.append(Check("zoneinfo", has_zoneinfo, "time zones for schedules", required=False))
+    return checks
+
+
+def _sqlite_has_fts5() -> bool:
+    try:
+        with sqlite3.connect(":memory:") as conn:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def run_doctor(profile: str | None) -> bool:
+    config_check, config = check_config(profile)
+    checks = [config_check]
+    if config is not None:
+        if config_check.ok:
+            checks.append(check_model(config))
+        checks.append(check_database(config))
+    checks.extend(optional_features())
+    for check in checks:
+        print(check.line())
+    return all(c.ok for c in checks if c.required)

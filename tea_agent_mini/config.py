@@ -1,0 +1,349 @@
+"""Configuration: typed dataclasses loaded from ``<home>/config.yaml`` or a named profile.
+
+The keys follow tea_agent's ``config.yaml`` so existing users can drop theirs in. Environment
+variables fill what the file leaves empty: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``TEA_AGENT_MODEL``. The home directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call
+time. Secrets never appear in reprs or error messages (see :func:`mask_secret`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_PROFILE = "default"
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+APPROVAL_MODES = ("auto", "ask", "never")
+SECRET_FIELDS = frozenset({"api_key", "password", "token"})
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user data directory: ``$TEA_AGENT_HOME`` or ``~/.tea_agent`` (not created here)."""
+    env = os.environ if env is None else env
+    configured = env.get("TEA_AGENT_HOME", "").strip()
+    return Path(configured).expanduser() if configured else Path.home() / ".tea_agent"
+
+
+def mask_secret(value: str) -> str:
+    """``sk-abcdef1234`` -> ``****1234``; short or empty values are fully hidden."""
+    if not value:
+        return ""
+    return "****" + value[-4:] if len(value) > 8 else "****"
+
+
+def _masked_repr(obj: Any) -> str:
+    parts = []
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        shown = mask_secret(value) if f.name in SECRET_FIELDS and isinstance(value, str) else value
+        parts.append(f"{f.name}={shown!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+@dataclass(repr=False)
+class ModelConfig:
+    api_key: str = ""
+    api_url: str = ""
+    model_name: str = ""
+    max_context_tokens: int = 0
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 3
+    temperature: float | None = None
+    max_tokens: int | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    __repr__ = _masked_repr
+
+    @property
+    def is_set(self) -> bool:
+        return bool(self.model_name and self.api_url)
+
+
+@dataclass(repr=False)
+class EmbeddingConfig:
+    provider: str = (
+        ""  # "" / "local" (built-in hashing embedder) or "openai" (an /embeddings endpoint)
+    )
+    model: str = ""
+    api_url: str = ""
+    api_key: str = ""
+    dimension: int = 0
+
+    __repr__ = _masked_repr
+
+
+@dataclass
+class AgentConfig:
+    max_iterations: int = 50
+    workspace: str = ""  # empty: the current directory at start
+    approval: str = "auto"  # auto: run tools; ask: confirm mutating tools; never: read-only
+    allow_outside_workspace: bool = False
+    exec_timeout: float = 30.0
+    tool_output_limit: int = 128 * 1024
+
+
+@dataclass(repr=False)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    api_key: str = ""
+    cors_origins: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
+
+    __repr__ = _masked_repr
+
+
+@dataclass
+class Config:
+    main_model: ModelConfig = field(default_factory=ModelConfig)
+    cheap_model: ModelConfig = field(default_factory=ModelConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    profile: str = DEFAULT_PROFILE
+    source: Path | None = None
+    home: Path = field(default_factory=home_dir)
+
+    @property
+    def cheap(self) -> ModelConfig:
+        """The cheap model, falling back to the main model when it is not configured."""
+        return self.cheap_model if self.cheap_model.model_name else self.main_model
+
+    @property
+    def workspace(self) -> Path:
+        raw = self.agent.workspace.strip()
+        return Path(raw).expanduser().resolve() if raw else Path.cwd().resolve()
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "chat.db"
+
+    def require_model(self) -> ModelConfig:
+        """The main model, or a ConfigError that says how to configure one."""
+        where = str(self.source) if self.source else f"{self.home / 'config.yaml'} (not found)"
+        if not self.main_model.model_name:
+            raise ConfigError(
+                f"{where}: main_model.model_name is not set; expected the model's name "
+                "(or set TEA_AGENT_MODEL)"
+            )
+        if not self.main_model.api_url:
+            raise ConfigError(
+                f"{where}: main_model.api_url is not set; expected a base URL such as "
+                "http://127.0.0.1:8080/v1 (or set OPENAI_BASE_URL)"
+            )
+        return self.main_model
+
+
+SECTIONS: dict[str, type] = {
+    "main_model": ModelConfig,
+    "cheap_model": ModelConfig,
+    "embedding": EmbeddingConfig,
+    "agent": AgentConfig,
+    "server": ServerConfig,
+}
+ALIASES = {"embedding_model": "embedding"}
+SECTION_ALIASES = {"embedding": {"model_name": "model"}}
+
+
+def profile_path(name: str, home: Path) -> Path:
+    """The YAML file of a profile; names are plain words, never paths."""
+    if name == DEFAULT_PROFILE:
+        return home / "config.yaml"
+    if not PROFILE_NAME.match(name) or name.endswith((".yaml", ".yml")):
+        raise ConfigError(
+            f"profile {name!r}: expected a name of letters, digits, '-', '_' or '.', not a path"
+        )
+    return home / f"{name}.yaml"
+
+
+def list_profiles(home: Path | None = None) -> list[str]:
+    home = home_dir() if home is None else home
+    names = [DEFAULT_PROFILE] if (home / "config.yaml").is_file() else []
+    if home.is_dir():
+        for path in sorted(home.glob("*.yaml")):
+            if path.stem != "config" and PROFILE_NAME.match(path.stem):
+                names.append(path.stem)
+    return names
+
+
+def load_config(
+    profile: str | None = None,
+    *,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Read the profile's YAML (if present), validate it, then apply environment fallbacks."""
+    env = os.environ if env is None else env
+    home = home_dir(env) if home is None else home
+    name = profile or env.get("TEA_AGENT_PROFILE", "") or DEFAULT_PROFILE
+    path = profile_path(name, home)
+    data: dict[str, Any] = {}
+    source = None
+    if path.is_file():
+        data = read_yaml(path)
+        source = path
+    elif name != DEFAULT_PROFILE:
+        known = ", ".join(list_profiles(home)) or "none"
+        raise ConfigError(f"profile {name!r} not found: no {path} (profiles: {known})")
+    config = config_from_dict(data, where=str(path))
+    config.profile, config.source, config.home = name, source, home
+    apply_env(config, env)
+    normalise(config)
+    return config
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: invalid YAML{line}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def config_from_dict(data: Mapping[str, Any], *, where: str = "config") -> Config:
+    """Build a validated Config from parsed YAML; errors name the file, key and expectation."""
+    config = Config()
+    for raw_key, value in data.items():
+        key = ALIASES.get(str(raw_key), str(raw_key))
+        if key == "mcp_servers":
+            config.mcp_servers = _check_mapping(value, where, key)
+        elif key in SECTIONS:
+            section = _build_section(SECTIONS[key], value, where, key)
+            setattr(config, key, section)
+        else:
+            known = ", ".join([*SECTIONS, "mcp_servers"])
+            raise ConfigError(
+                f"{where}: unknown top-level key {raw_key!r}; expected one of {known}"
+            )
+    return config
+
+
+def _check_mapping(value: Any, where: str, key: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: {key} must be a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _build_section(cls: type, value: Any, where: str, key: str) -> Any:
+    values = _check_mapping(value, where, key)
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    renames = SECTION_ALIASES.get(key, {})
+    kwargs: dict[str, Any] = {}
+    for raw_name, item in values.items():
+        name = renames.get(raw_name, raw_name)
+        if name not in names:
+            raise ConfigError(
+                f"{where}: unknown key {key}.{raw_name}; expected one of {', '.join(sorted(names))}"
+            )
+        kwargs[name] = _coerce(item, hints[name], f"{where}: {key}.{raw_name}")
+    return cls(**kwargs)
+
+
+def _coerce(value: Any, hint: Any, label: str) -> Any:
+    """Check one YAML value against a field's type hint (None means 'use the default')."""
+    options = typing.get_args(hint) if _is_union(hint) else (hint,)
+    if value is None:
+        if type(None) in options:
+            return None
+        return _default_for(options[0])
+    for option in options:
+        origin = typing.get_origin(option) or option
+        if origin is bool and isinstance(value, bool):
+            return value
+        if origin is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if origin is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+        if origin is list and isinstance(value, list):
+            return [str(v) for v in value]
+        if origin is dict and isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+    expected = " or ".join(_type_name(o) for o in options if o is not type(None))
+    shown = "a secret" if label.rsplit(".", 1)[-1] in SECRET_FIELDS else repr(value)
+    raise ConfigError(f"{label}: expected {expected}, got {type(value).__name__} {shown}")
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) is typing.Union or isinstance(hint, types.UnionType)
+
+
+def _default_for(hint: Any) -> Any:
+    origin = typing.get_origin(hint) or hint
+    return {str: "", int: 0, float: 0.0, bool: False, list: [], dict: {}}.get(origin)
+
+
+def _type_name(hint: Any) -> str:
+    origin = typing.get_origin(hint) or hint
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    names.update({list: "a list", dict: "a mapping"})
+    return names.get(origin, str(hint))
+
+
+def apply_env(config: Config, env: Mapping[str, str]) -> None:
+    """Environment variables fill only what the file left empty."""
+    main = config.main_model
+    main.api_key = main.api_key or env.get("OPENAI_API_KEY", "")
+    main.api_url = main.api_url or env.get("OPENAI_BASE_URL", "")
+    main.model_name = main.model_name or env.get("TEA_AGENT_MODEL", "")
+    if main.model_name and not main.api_url and main.api_key:
+        main.api_url = "https://api.openai.com/v1"
+
+
+def normalise(config: Config) -> None:
+    where = str(config.source or config.home / "config.yaml")
+    for model in (config.main_model, config.cheap_model):
+        url = model.api_url.strip().rstrip("/")
+        for suffix in ("/chat/completions", "/completions"):
+            if url.endswith(suffix):
+                url = url[: -len(suffix)]
+        model.api_url = url
+    if config.agent.approval not in APPROVAL_MODES:
+        raise ConfigError(
+            f"{where}: agent.approval: expected one of {', '.join(APPROVAL_MODES)}, "
+            f"got {config.agent.approval!r}"
+        )
+    if config.agent.max_iterations < 1:
+        raise ConfigError(f"{where}: agent.max_iterations: expected a positive integer")
+    if not 0 < config.server.port < 65536:
+        raise ConfigError(f"{where}: server.port: expected 1-65535, got {config.server.port}")
+
+
+def config_to_dict(config: Config, *, mask: bool = True) -> dict[str, Any]:
+    """The config as plain data for display or saving; secrets masked unless ``mask=False``."""
+    out: dict[str, Any] = {}
+    for key in SECTIONS:
+        section = dataclasses.asdict(getattr(config, key))
+        if mask:
+            for name in SECRET_FIELDS & section.keys():
+                section[name] = mask_secret(section[name])
+        out[key] = section
+    if config.mcp_servers:
+        out["mcp_servers"] = config.mcp_servers
+    return out

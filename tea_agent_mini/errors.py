@@ -1,0 +1,75 @@
+"""The one exception tree of tea_agent_mini.
+
+    TeaAgentError
+    ├── ConfigError          config file missing a model, wrong type, unknown key ...
+    ├── LLMError             anything that went wrong talking to the model endpoint
+    │   ├── RateLimited      HTTP 429 (carries retry_after when the server sent one)
+    │   ├── UpstreamError    HTTP 4xx/5xx or a transport failure after retries
+    │   ├── ContextTooLong   the provider says the prompt exceeds its context window
+    │   └── StreamInterrupted the stream ended without finish_reason / [DONE]
+    ├── ToolError            a tool refused or failed; becomes a ToolResult(ok=False)
+    │   └── WorkspaceError   a path escapes the workspace
+    └── StoreError           the SQLite store could not do what was asked
+
+Third-party exceptions (httpx, sqlite3, yaml) are translated at the boundary with
+``raise X(...) from exc`` so callers only ever catch these.
+"""
+
+from __future__ import annotations
+
+
+class TeaAgentError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ConfigError(TeaAgentError):
+    """The configuration is missing, malformed or inconsistent."""
+
+
+class LLMError(TeaAgentError):
+    """A model call failed. ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.status is not None:
+            text = f"HTTP {self.status}: {text}"
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return text
+
+
+class RateLimited(LLMError):
+    """HTTP 429 from the provider."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw) -> None:
+        super().__init__(message, status=kw.pop("status", 429), **kw)
+        self.retry_after = retry_after
+
+
+class UpstreamError(LLMError):
+    """The provider answered with an error status, or could not be reached."""
+
+
+class ContextTooLong(LLMError):
+    """The provider rejected the request because the prompt is too long."""
+
+
+class StreamInterrupted(LLMError):
+    """The stream ended before the provider said it was finished."""
+
+
+class ToolError(TeaAgentError):
+    """A tool could not do what it was asked; the message is shown to the model."""
+
+
+class WorkspaceError(ToolError):
+    """A path resolves outside the workspace while confinement is on."""
+
+
+class StoreError(TeaAgentError):
+    """The persistent store failed."""

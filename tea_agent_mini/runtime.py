@@ -1,0 +1,137 @@
+"""The composition root: builds the store, toolkit and model clients once, hands out sessions.
+
+The CLI, the server and the tests all go through :class:`Runtime`; nothing else constructs these
+parts. Each part is built on first use so a command pays only for what it touches.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .config import Config, load_config
+from .types import ApprovalCallback
+
+if TYPE_CHECKING:
+    from .agent.session import Session
+    from .llm.client import OpenAIChatClient
+    from .store import Store
+    from .toolkit.registry import Toolkit
+    from .types import Message
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    @classmethod
+    def from_profile(cls, profile: str | None = None) -> Runtime:
+        return cls(load_config(profile))
+
+    @functools.cached_property
+    def store(self) -> Store:
+        from .store import Store
+
+        return Store.open(self.config.db_path)
+
+    @functools.cached_property
+    def toolkit(self) -> Toolkit:
+        from .toolkit.registry import Toolkit
+
+        toolkit = Toolkit.load()
+        for module, error in toolkit.load_errors.items():
+            log.warning("tool module %s failed to load: %s", module, error)
+        return toolkit
+
+    @functools.cached_property
+    def main_llm(self) -> OpenAIChatClient:
+        from .llm.client import OpenAIChatClient
+
+        return OpenAIChatClient(self.config.require_model())
+
+    @functools.cached_property
+    def cheap_llm(self) -> OpenAIChatClient:
+        from .llm.client import OpenAIChatClient
+
+        if not self.config.cheap_model.model_name:
+            return self.main_llm
+        return OpenAIChatClient(self.config.cheap)
+
+    def tool_context(self, topic_id: str | None, approve: ApprovalCallback | None = None) -> Any:
+        from .toolkit.context import ToolContext
+
+        agent = self.config.agent
+        return ToolContext(
+            workspace=self.config.workspace,
+            home=self.config.home,
+            allow_outside_workspace=agent.allow_outside_workspace,
+            store=self.store,
+            topic_id=topic_id,
+            approval=agent.approval,
+            approve=approve,
+            exec_timeout=agent.exec_timeout,
+        )
+
+    def session(
+        self, topic_id: str | None = None, *, approve: ApprovalCallback | None = None
+    ) -> Session:
+        """A session on an existing topic, or on a new one when ``topic_id`` is None."""
+        from .agent.session import Session, TurnSettings
+        from .errors import ConfigError
+        from .toolkit.executor import ToolExecutor
+
+        llm = self.main_llm  # raises ConfigError first when no model is configured
+        if topic_id is None:
+            topic_id = self.store.topics.create(profile=self.config.profile).id
+        elif self.store.topics.get(topic_id) is None:
+            raise ConfigError(f"no topic with id {topic_id!r}")
+        executor = ToolExecutor(
+            self.toolkit,
+            self.tool_context(topic_id, approve),
+            max_output_bytes=self.config.agent.tool_output_limit,
+        )
+        settings = TurnSettings(
+            max_iterations=self.config.agent.max_iterations,
+            max_context_tokens=self.config.main_model.max_context_tokens,
+        )
+        return Session(
+            topic_id=topic_id,
+            llm=llm,
+            executor=executor,
+            store=self.store,
+            build_context=self.build_context,
+            settings=settings,
+        )
+
+    def build_context(self, session: Session, history: list[Message]) -> list[dict[str, Any]]:
+        from .agent.prompts import PromptParts, build_system_prompt
+        from .context.history import build_messages
+
+        topic = self.store.topics.get(session.topic_id)
+        parts = PromptParts(
+            workspace=self.config.workspace,
+            tool_names=self.toolkit.names(),
+            topic_prompt=topic.system_prompt if topic else None,
+            approval=self.config.agent.approval,
+        )
+        return build_messages(
+            build_system_prompt(parts),
+            history,
+            max_tokens=self.config.main_model.max_context_tokens,
+        )
+
+    async def aclose(self) -> None:
+        """Close network clients and the database."""
+        for name in ("main_llm", "cheap_llm"):
+            client = self.__dict__.pop(name, None)
+            if client is not None:
+                await client.aclose()
+        self.close_store()
+
+    def close_store(self) -> None:
+        store = self.__dict__.pop("store", None)
+        if store is not None:
+            store.close()

@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tea_agent_mini.config import (
+    Config,
+    config_to_dict,
+    home_dir,
+    list_profiles,
+    load_config,
+    mask_secret,
+    profile_path,
+)
+from tea_agent_mini.errors import ConfigError
+
+SECRET = "sk-live-abcdefghijklmnop1234"
+
+
+def test_home_comes_from_env_at_call_time(tea_home: Path, monkeypatch):
+    assert home_dir() == tea_home
+    monkeypatch.setenv("TEA_AGENT_HOME", "/somewhere/else")
+    assert home_dir() == Path("/somewhere/else")
+    monkeypatch.delenv("TEA_AGENT_HOME")
+    assert home_dir() == Path.home() / ".tea_agent"
+
+
+def test_tea_agent_keys_load(write_config, tea_home: Path):
+    path = write_config(
+        {
+            "main_model": {
+                "api_key": SECRET,
+                "api_url": "https://api.deepseek.com/v1/",
+                "model_name": "deepseek-chat",
+                "max_context_tokens": 65536,
+            },
+            "cheap_model": {"api_url": "http://127.0.0.1:11434/v1", "model_name": "qwen2.5:0.5b"},
+            "embedding_model": {
+                "api_url": "http://e/v1",
+                "model_name": "bge-m3",
+                "dimension": 1024,
+            },
+            "agent": {"max_iterations": 7, "approval": "ask"},
+            "server": {"port": 9000},
+        }
+    )
+    config = load_config()
+    assert config.source == path
+    assert config.main_model.api_url == "https://api.deepseek.com/v1"
+    assert config.main_model.max_context_tokens == 65536
+    assert config.cheap.model_name == "qwen2.5:0.5b"
+    assert config.embedding.model == "bge-m3" and config.embedding.dimension == 1024
+    assert config.agent.max_iterations == 7 and config.agent.approval == "ask"
+    assert config.server.port == 9000 and config.server.host == "127.0.0.1"
+    assert config.db_path == tea_home / "chat.db"
+
+
+def test_cheap_model_falls_back_to_main(write_config):
+    write_config({"main_model": {"api_url": "http://x/v1", "model_name": "m"}, "cheap_model": {}})
+    config = load_config()
+    assert config.cheap is config.main_model
+
+
+def test_chat_completions_suffix_is_stripped(write_config):
+    write_config({"main_model": {"api_url": "http://x/v1/chat/completions", "model_name": "m"}})
+    assert load_config().main_model.api_url == "http://x/v1"
+
+
+@pytest.mark.parametrize(
+    "data, fragments",
+    [
+        ({"mian_model": {}}, ["unknown top-level key 'mian_model'", "main_model"]),
+        ({"main_model": {"modelname": "x"}}, ["main_model.modelname", "model_name"]),
+        ({"agent": {"max_iterations": "many"}}, ["agent.max_iterations", "an integer", "'many'"]),
+        ({"server": {"port": [1]}}, ["server.port", "an integer"]),
+        ({"agent": {"approval": "sometimes"}}, ["agent.approval", "auto, ask, never"]),
+        ({"main_model": "gpt-4o"}, ["main_model must be a mapping"]),
+        (
+            {"agent": {"allow_outside_workspace": "yes"}},
+            ["allow_outside_workspace", "true or false"],
+        ),
+    ],
+)
+def test_invalid_config_names_file_key_and_expectation(write_config, data, fragments):
+    path = write_config(data)
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    message = str(info.value)
+    assert str(path) in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_wrong_type_for_a_secret_does_not_echo_it(write_config):
+    write_config({"main_model": {"api_key": ["sk-secret-value-9999"]}})
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert "sk-secret" not in str(info.value) and "main_model.api_key" in str(info.value)
+
+
+def test_invalid_yaml_is_one_clear_error(tea_home: Path):
+    (tea_home / "config.yaml").write_text("main_model: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"config.yaml: invalid YAML at line"):
+        load_config()
+
+
+def test_missing_model_says_how_to_fix(tea_home: Path):
+    config = load_config()
+    assert config.source is None
+    with pytest.raises(ConfigError, match="main_model.model_name is not set.*TEA_AGENT_MODEL"):
+        config.require_model()
+
+
+def test_environment_fills_what_the_file_leaves_empty(write_config, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env-host/v1")
+    monkeypatch.setenv("TEA_AGENT_MODEL", "env-model")
+    write_config({"main_model": {"model_name": "file-model"}})
+    config = load_config()
+    assert config.main_model.model_name == "file-model"
+    assert config.main_model.api_url == "http://env-host/v1"
+    assert config.main_model.api_key == SECRET
+
+
+def test_environment_alone_is_enough(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("TEA_AGENT_MODEL", "gpt-4o-mini")
+    model = load_config().require_model()
+    assert model.api_url == "https://api.openai.com/v1"
+
+
+def test_profiles_are_selected_by_name_never_by_path(write_config, tea_home: Path):
+    write_config({"main_model": {"api_url": "http://a/v1", "model_name": "default-m"}})
+    write_config({"main_model": {"api_url": "http://b/v1", "model_name": "prod-m"}}, name="prod")
+    assert list_profiles() == ["default", "prod"]
+    config = load_config("prod")
+    assert config.profile == "prod" and config.main_model.model_name == "prod-m"
+    for bad in ("../etc/passwd", "/tmp/x", "prod.yaml", "a/b", ""):
+        with pytest.raises(ConfigError):
+            profile_path(bad or "..", tea_home)
+    with pytest.raises(ConfigError, match="profile 'staging' not found.*default, prod"):
+        load_config("staging")
+
+
+def test_secrets_masked_in_repr_and_dict(write_config):
+    write_config(
+        {
+            "main_model": {"api_key": SECRET, "api_url": "http://a/v1", "model_name": "m"},
+            "server": {"api_key": "server-token-5678"},
+        }
+    )
+    config = load_config()
+    for text in (repr(config), repr(config.main_model), str(config_to_dict(config))):
+        assert SECRET not in text and "server-token" not in text
+    assert "****1234" in repr(config.main_model)
+    assert config_to_dict(config)["server"]["api_key"] == "****5678"
+    assert config_to_dict(config, mask=False)["main_model"]["api_key"] == SECRET
+
+
+@pytest.mark.parametrize(
+    "value, shown", [("", ""), ("short", "****"), ("sk-1234567890", "****7890")]
+)
+def test_mask_secret(value, shown):
+    assert mask_secret(value) == shown
+
+
+def test_defaults():
+    config = Config()
+    assert config.agent.max_iterations == 50
+    assert config.agent.approval == "auto"
+    assert config.server.host == "127.0.0.1" and config.server.port == 8080
