@@ -1,0 +1,86 @@
+"""SQLite persistence: ``Store.open(path)`` returns one object whose attributes are repositories.
+
+For example ``store.topics.create("hello")``, ``store.messages.add(topic.id, message)``,
+``store.state.set("topic:" + topic.id, "todo", [...])``, and ``store.close()`` at shutdown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .database import Database
+from .messages import MessageRepository
+from .migrations import migrate
+from .state import StateRepository, topic_scope
+from .topics import Topic, TopicRepository
+
+if TYPE_CHECKING:
+    import os
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+
+__all__ = [
+    "Database",
+    "MessageRepository",
+    "StateRepository",
+    "Store",
+    "Topic",
+    "TopicRepository",
+    "topic_scope",
+]
+
+
+class Store:
+    """The store: a :class:`Database` plus one repository per kind of record.
+
+    Thread-safe; one instance per process, built by the runtime. To add a kind of record
+    (memories, tasks, skills ...):
+
+    1. append a migration creating its table to ``migrations.MIGRATIONS``;
+    2. write ``store/<records>.py`` with a dataclass for the record and a ``<Record>Repository``
+       whose constructor takes the :class:`Database` and whose methods use ``db.query``,
+       ``db.execute`` and ``db.transaction``;
+    3. add one line below: ``self.<records> = <Record>Repository(db)``;
+    4. test it in ``tests/store/test_store_<records>.py``.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.topics = TopicRepository(db)
+        self.messages = MessageRepository(db)
+        self.state = StateRepository(db)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Store:
+        """Open or create the database at ``path`` (parents too) and bring its schema up to date.
+
+        Raises:
+            StoreError: the file is not a tea_agent_mini database, is newer than this code, or
+                cannot be opened; the file is left as it was.
+        """
+        db = Database.open(path)
+        try:
+            migrate(db)
+            db.enable_wal()
+        except BaseException:
+            db.close()
+            raise
+        return cls(db)
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    def transaction(self) -> AbstractContextManager[Database]:
+        """Group calls on several repositories into one atomic unit; keep it short."""
+        return self.db.transaction()
+
+    def close(self) -> None:
+        """Checkpoint the WAL and close; later calls raise StoreError."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()

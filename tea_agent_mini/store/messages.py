@@ -1,0 +1,162 @@
+"""Messages of a topic, stored so that a :class:`Message` reads back exactly as written.
+
+``content`` always holds the searchable text. When a message's content is a list of parts (images),
+the list is kept as JSON in ``parts`` and ``content`` holds only its text parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..errors import StoreError
+from ..types import Message, ToolCall
+from .database import Database, like_pattern
+
+if TYPE_CHECKING:
+    import sqlite3
+
+_COLUMNS = (
+    "id, topic_id, role, content, parts, reasoning, tool_calls, tool_call_id, name, tokens, "
+    "created_at"
+)
+
+
+class MessageRepository:
+    """Append, read back, search and trim the messages of topics."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def add(self, topic_id: str, message: Message) -> Message:
+        """Store ``message`` at the end of the topic and bump the topic's ``updated_at``.
+
+        Returns a copy carrying the new ``id``, ``topic_id`` and ``created_at`` (kept when the
+        message already had one, e.g. on import).
+
+        Raises:
+            StoreError: the topic does not exist, or the content cannot be encoded.
+        """
+        created_at = message.created_at or self._db.now()
+        content, parts, calls = _encode(message)
+        with self._db.transaction() as tx:
+            touched = tx.execute(
+                "UPDATE topics SET updated_at = MAX(updated_at, ?) WHERE id = ?",
+                (created_at, topic_id),
+            )
+            if touched.rowcount == 0:
+                raise StoreError(f"cannot add a message: no topic with id {topic_id!r}")
+            cursor = tx.execute(
+                "INSERT INTO messages (topic_id, role, content, parts, reasoning, tool_calls, "
+                "tool_call_id, name, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    topic_id,
+                    message.role,
+                    content,
+                    parts,
+                    message.reasoning,
+                    calls,
+                    message.tool_call_id,
+                    message.name,
+                    int(message.tokens),
+                    created_at,
+                ),
+            )
+        return dataclasses.replace(
+            message, id=cursor.lastrowid, topic_id=topic_id, created_at=created_at
+        )
+
+    def get(self, message_id: int) -> Message | None:
+        row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
+        return _message(row) if row else None
+
+    def list(
+        self, topic_id: str, limit: int | None = None, before_id: int | None = None
+    ) -> list[Message]:
+        """The topic's messages in order; ``limit`` keeps the last n before ``before_id``."""
+        sql = f"SELECT {_COLUMNS} FROM messages WHERE topic_id = ?"
+        params: list[Any] = [topic_id]
+        if before_id is not None:
+            sql += " AND id < ?"
+            params.append(int(before_id))
+        if limit is None:
+            rows = self._db.query(sql + " ORDER BY id", params)
+        else:
+            rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", [*params, max(0, int(limit))])
+            rows.reverse()
+        return [_message(row) for row in rows]
+
+    def count(self, topic_id: str) -> int:
+        row = self._db.query_one("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (topic_id,))
+        return int(row[0]) if row else 0
+
+    def search(self, query: str, limit: int = 20, topic_id: str | None = None) -> list[Message]:
+        """Messages whose text contains ``query``, newest first.
+
+        Matching is a LIKE substring test: ``%`` and ``_`` match themselves, and case is ignored
+        for ASCII letters (SQLite's LIKE does not fold other scripts).
+        """
+        if not query.strip():
+            return []
+        sql = f"SELECT {_COLUMNS} FROM messages WHERE content LIKE ? ESCAPE '\\'"
+        params: list[Any] = [like_pattern(query)]
+        if topic_id is not None:
+            sql += " AND topic_id = ?"
+            params.append(topic_id)
+        rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", [*params, max(0, int(limit))])
+        return [_message(row) for row in rows]
+
+    def delete_after(self, topic_id: str, message_id: int, inclusive: bool = False) -> int:
+        """Drop the messages after ``message_id`` (and it too if ``inclusive``); return how many.
+
+        Used to edit a message or regenerate an answer: the conversation continues from there.
+        """
+        op = ">=" if inclusive else ">"
+        cursor = self._db.execute(
+            f"DELETE FROM messages WHERE topic_id = ? AND id {op} ?", (topic_id, int(message_id))
+        )
+        return cursor.rowcount
+
+
+def _encode(message: Message) -> tuple[str | None, str | None, str | None]:
+    """(content text, parts JSON, tool_calls JSON) for the row."""
+    content = message.content
+    try:
+        if content is None or isinstance(content, str):
+            text, parts = content, None
+        elif isinstance(content, list):
+            text, parts = message.text, json.dumps(content, ensure_ascii=False)
+        else:
+            kind = type(content).__name__
+            raise TypeError(f"content must be text or a list of parts, not {kind}")
+        calls = None
+        if message.tool_calls:
+            encoded = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+            ]
+            calls = json.dumps(encoded, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store the {message.role} message: {exc}") from exc
+    return text, parts, calls
+
+
+def _message(row: sqlite3.Row) -> Message:
+    try:
+        content = json.loads(row["parts"]) if row["parts"] is not None else row["content"]
+        raw_calls = json.loads(row["tool_calls"]) if row["tool_calls"] else []
+        calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in raw_calls)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StoreError(f"message {row['id']} is damaged in the store: {exc}") from exc
+    return Message(
+        role=row["role"],
+        content=content,
+        reasoning=row["reasoning"],
+        tool_calls=calls,
+        tool_call_id=row["tool_call_id"],
+        name=row["name"],
+        id=row["id"],
+        topic_id=row["topic_id"],
+        tokens=row["tokens"],
+        created_at=row["created_at"],
+    )
