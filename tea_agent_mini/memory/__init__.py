@@ -1,0 +1,1 @@
+"""Long-term memory: extraction, storage, selection and the embedders behind semantic search."""
