@@ -142,6 +142,11 @@ class Config:
                 f"{where}: main_model.api_url is not set; expected a base URL such as "
                 "http://127.0.0.1:8080/v1 (or set OPENAI_BASE_URL)"
             )
+        if not self.main_model.api_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}: main_model.api_url: expected an http:// or https:// URL, "
+                f"got {self.main_model.api_url!r}"
+            )
         return self.main_model
 
 

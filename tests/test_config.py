@@ -170,3 +170,9 @@ def test_defaults():
     assert config.agent.max_iterations == 50
     assert config.agent.approval == "auto"
     assert config.server.host == "127.0.0.1" and config.server.port == 8080
+
+
+def test_api_url_must_be_http(write_config):
+    write_config({"main_model": {"api_url": "ftp://host/v1", "model_name": "m"}})
+    with pytest.raises(ConfigError, match="main_model.api_url: expected an http"):
+        load_config().require_model()

@@ -1,0 +1,237 @@
+"""The CLI as a user runs it: a subprocess talking to the scripted model server over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from tea_agent_mini import __version__
+from tests.fakes.scripted_server import Reply, ToolCallSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, "-m", "tea_agent_mini", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def test_version():
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"tea-agent-mini {__version__}"
+    assert cli("version").stdout.strip() == f"tea-agent-mini {__version__}"
+
+
+def test_run_performs_a_multi_step_tool_task(model_config, scripted_server, workspace: Path):
+    scripted_server.push(
+        Reply(
+            tool_calls=[
+                ToolCallSpec(
+                    "toolkit_file",
+                    {"action": "write", "filename": "data.csv", "content": "a,b\n1,2\n3,4\n"},
+                )
+            ]
+        ),
+        Reply(
+            tool_calls=[ToolCallSpec("toolkit_exec", {"command": "tail -n +2 data.csv | wc -l"})]
+        ),
+        Reply(text="data.csv has 2 data rows."),
+    )
+    result = cli("run", "make data.csv and count the rows")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "data.csv has 2 data rows."
+    assert "toolkit_file" in result.stderr and "toolkit_exec" in result.stderr
+    assert (workspace / "data.csv").exists()
+    exec_output = scripted_server.requests[2]["messages"][-1]["content"]
+    assert "2" in exec_output and "exit code: 0" in exec_output.lower()
+
+
+def test_run_json_prints_one_object(model_config, scripted_server):
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_gettime", {})]),
+        Reply(text="It is late."),
+    )
+    result = cli("run", "--json", "what time is it?")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and data["answer"] == "It is late."
+    assert [c["name"] for c in data["tool_calls"]] == ["toolkit_gettime"]
+    assert data["tool_calls"][0]["ok"] is True
+    assert data["usage"]["total_tokens"] > 0 and len(data["topic_id"]) >= 8
+
+
+def test_run_refuses_writes_outside_the_workspace(model_config, scripted_server, tmp_path):
+    target = tmp_path / "escape.txt"
+    scripted_server.push(
+        Reply(
+            tool_calls=[
+                ToolCallSpec(
+                    "toolkit_file", {"action": "write", "filename": str(target), "content": "x"}
+                )
+            ]
+        ),
+        Reply(text="Refused."),
+    )
+    result = cli("run", "--json", "write outside")
+    data = json.loads(result.stdout)
+    assert data["tool_calls"][0]["ok"] is False
+    assert "outside the workspace" in data["tool_calls"][0]["result"]
+    assert not target.exists()
+
+
+def test_run_retries_two_500s(model_config, scripted_server):
+    scripted_server.push(Reply(status=500), Reply(status=500), Reply(text="recovered"))
+    result = cli("run", "hello")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "recovered"
+    assert result.stderr.count("[retry]") == 2
+
+
+def test_run_reports_a_cut_stream_as_interrupted(model_config, scripted_server):
+    scripted_server.push(Reply(text="A long answer that never gets to its end", cut_after=5))
+    result = cli("run", "hello")
+    assert result.returncode != 0
+    assert "interrupted" in result.stderr and "incomplete" in result.stderr
+    data_run = cli("run", "--json", "hello again")  # echo default: the server still works
+    assert data_run.returncode == 0
+
+
+def test_run_json_reports_a_cut_stream(model_config, scripted_server):
+    scripted_server.push(Reply(text="A long answer that never gets to its end", cut_after=5))
+    result = cli("run", "--json", "hello")
+    data = json.loads(result.stdout)
+    assert result.returncode == 1 and data["ok"] is False and data["answer"] is None
+    assert data["error"]["kind"] == "interrupted"
+
+
+def test_run_without_a_model_is_one_clear_line(tea_home):
+    result = cli("run", "hello")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "main_model.model_name is not set" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_config_is_one_clear_line(write_config):
+    path = write_config({"main_model": {"model_name": "m", "api_url": "http://x/v1"}, "agnet": {}})
+    result = cli("run", "hello")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert str(path) in result.stderr and "'agnet'" in result.stderr
+
+
+def test_unreachable_model_is_one_clear_line(write_config):
+    write_config(
+        {"main_model": {"model_name": "m", "api_url": "http://127.0.0.1:9/v1", "max_retries": 0}}
+    )
+    result = cli("run", "hello")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error" in result.stderr.lower()
+
+
+def test_api_key_never_printed(scripted_server, write_config):
+    secret = "sk-very-secret-token-4242"
+    model = {"api_key": secret, "api_url": scripted_server.base_url, "model_name": "m"}
+    write_config({"main_model": model})
+    scripted_server.push(Reply(status=401, error_message="invalid api key"))
+    result = cli("run", "-v", "hello")
+    assert result.returncode == 1
+    assert secret not in result.stdout + result.stderr
+    assert scripted_server.headers[0]["authorization"] == f"Bearer {secret}"
+
+
+def test_tools_json_lists_valid_schemas():
+    result = cli("tools", "--json")
+    assert result.returncode == 0, result.stderr
+    tools = {t["name"]: t for t in json.loads(result.stdout)}
+    core = {
+        "toolkit_file",
+        "toolkit_edit",
+        "toolkit_exec",
+        "toolkit_glob",
+        "toolkit_grep",
+        "toolkit_web_fetch",
+        "toolkit_gettime",
+        "toolkit_os_info",
+        "toolkit_todo",
+    }
+    assert core <= tools.keys()
+    for spec in tools.values():
+        assert spec["parameters"]["type"] == "object"
+        assert (
+            set(spec["parameters"].get("required", [])) <= spec["parameters"]["properties"].keys()
+        )
+    assert tools["toolkit_exec"]["mutates"] is True and tools["toolkit_grep"]["mutates"] is False
+
+
+def test_doctor_checks_config_model_and_database(model_config, scripted_server):
+    result = cli("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[ok  ] config" in result.stdout and "[ok  ] model" in result.stdout
+    assert "database" in result.stdout
+
+
+def test_doctor_fails_without_model(tea_home):
+    result = cli("doctor")
+    assert result.returncode == 1 and "[FAIL] config" in result.stdout
+
+
+def test_chat_repl(model_config, scripted_server):
+    scripted_server.push(Reply(text="Hi from chat."), Reply(text="Second topic."))
+    result = cli("chat", stdin="hello\n/topics\n/new\nanother\n/exit\n")
+    assert result.returncode == 0, result.stderr
+    assert "Hi from chat." in result.stdout and "Second topic." in result.stdout
+    assert result.stderr.count("topic ") >= 2
+    assert len(scripted_server.requests) == 2
+    assert len(scripted_server.requests[1]["messages"]) == 2  # the new topic starts fresh
+
+
+def test_import_is_cheap():
+    code = (
+        "import sys, tea_agent_mini; "
+        "heavy = [m for m in ('httpx', 'starlette', 'sqlite3', 'yaml', 'asyncio', 'uvicorn') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_runtime_dependencies_are_exactly_the_six():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    names = {
+        d.split(">")[0].split("=")[0].split("[")[0].strip().lower()
+        for d in data["project"]["dependencies"]
+    }
+    assert names == {"httpx", "pyyaml", "requests", "starlette", "uvicorn", "python-multipart"}
+    assert data["project"]["scripts"]["tea-agent-mini"] == "tea_agent_mini.__main__:main"
+
+
+@pytest.mark.parametrize("banned", ["numpy", "pydantic", "openai", "psutil", "tiktoken"])
+def test_package_never_imports_heavy_modules(banned):
+    import ast
+
+    for path in (ROOT / "tea_agent_mini").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            assert all(n.split(".")[0] != banned for n in names), f"{path} imports {banned}"
