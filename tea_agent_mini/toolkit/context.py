@@ -1,0 +1,100 @@
+"""`ToolContext`: what a tool function gets besides its arguments.
+
+It confines paths to the workspace and gives tools a small per-topic key/value state.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
+from tea_agent_mini.types import ApprovalCallback
+
+APPROVAL_POLICIES = ("auto", "ask", "never")
+
+
+@dataclass
+class ToolContext:
+    """Per-session settings for tools.
+
+    ``approval``: ``auto`` runs mutating tools, ``ask`` asks ``approve(name, arguments_json)``
+    first, ``never`` refuses them (read-only mode).
+    """
+
+    workspace: Path
+    home: Path
+    allow_outside_workspace: bool = False
+    store: Any = None
+    topic_id: str | None = None
+    approval: str = "auto"
+    approve: ApprovalCallback | None = None
+    exec_timeout: float = 30.0
+    _memory_state: dict[tuple[str, str], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace)
+        self.home = Path(self.home)
+        if self.approval not in APPROVAL_POLICIES:
+            raise ConfigError(
+                f"approval must be one of {', '.join(APPROVAL_POLICIES)}, not {self.approval!r}"
+            )
+
+    def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
+        """An absolute, symlink-free path for ``path`` (relative ones start at the workspace).
+
+        Raises WorkspaceError when it lies outside the workspace (unless allowed) and ToolError
+        when ``must_exist`` and nothing is there.
+        """
+        text = os.fspath(path)
+        if not text.strip():
+            raise ToolError("empty path")
+        candidate = Path(os.path.expanduser(text))
+        workspace = Path(os.path.realpath(self.workspace))
+        if not candidate.is_absolute():
+            candidate = workspace / candidate
+        resolved = Path(os.path.realpath(candidate))
+        if not self.allow_outside_workspace and not is_within(resolved, workspace):
+            raise WorkspaceError(
+                f"path '{text}' is outside the workspace {workspace}; "
+                "use a path inside the workspace (relative paths start there)"
+            )
+        if must_exist and not resolved.exists():
+            raise ToolError(f"path '{text}' does not exist (resolved to {resolved})")
+        return resolved
+
+    def relative(self, path: Path) -> str:
+        """``path`` as shown to the model: relative to the workspace when inside it."""
+        workspace = Path(os.path.realpath(self.workspace))
+        if is_within(path, workspace):
+            rel = path.relative_to(workspace).as_posix()
+            return rel or "."
+        return str(path)
+
+    @property
+    def _scope(self) -> str:
+        return f"topic:{self.topic_id or 'default'}"
+
+    def state_get(self, key: str, default: Any = None) -> Any:
+        """Per-topic state: from the store when there is one, else from this context's memory."""
+        if self.store is None:
+            return self._memory_state.get((self._scope, key), default)
+        return self.store.state.get(self._scope, key, default)
+
+    def state_set(self, key: str, value: Any) -> None:
+        if self.store is None:
+            self._memory_state[(self._scope, key)] = value
+        else:
+            self.store.state.set(self._scope, key, value)
+
+
+def is_within(path: Path, directory: Path) -> bool:
+    """True when ``path`` is ``directory`` or below it (both already resolved)."""
+    try:
+        return os.path.commonpath([path, directory]) == str(directory)
+    except ValueError:  # different drives on Windows
+        return False

@@ -1,0 +1,200 @@
+"""`ToolExecutor`: turns a model's `ToolCall` into a `ToolResult`, whatever happens.
+
+This is where tool failures become data. It holds the one broad ``except Exception`` of the code
+base: a tool may fail in any way, and the model must always get an answer it can read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+import time
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from tea_agent_mini.errors import ToolError
+from tea_agent_mini.toolkit.arguments import validate_arguments
+from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
+from tea_agent_mini.types import ToolCall, ToolResult
+
+logger = logging.getLogger(__name__)
+
+
+class ToolExecutor:
+    """Runs tool calls in worker threads, at most ``max_parallel`` at a time."""
+
+    def __init__(
+        self,
+        toolkit: Toolkit,
+        context: ToolContext,
+        *,
+        max_output_bytes: int = 128 * 1024,
+        max_parallel: int = 4,
+    ) -> None:
+        self.toolkit = toolkit
+        self.context = context
+        self.max_output_bytes = max_output_bytes
+        self.max_parallel = max(1, max_parallel)
+        # asyncio primitives belong to one event loop; keep one semaphore per running loop
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._semaphores = weakref.WeakKeyDictionary()
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Run one call. Never raises, except asyncio.CancelledError."""
+        started = time.monotonic()
+        try:
+            output = await self._run(call)
+        except Exception as exc:  # the one broad handler: any tool failure becomes data
+            error = _describe(exc)
+            if not isinstance(exc, ToolError):
+                logger.warning("tool %s failed", call.name, exc_info=True)
+            return ToolResult(
+                call.id, call.name, ok=False, error=error, duration=time.monotonic() - started
+            )
+        text, truncated = truncate_output(output, self.max_output_bytes)
+        return ToolResult(
+            call.id,
+            call.name,
+            ok=True,
+            output=text,
+            duration=time.monotonic() - started,
+            truncated=truncated,
+        )
+
+    async def run_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run calls in order; consecutive concurrency-safe ones run in parallel.
+
+        Results come back in the order of ``calls``.
+        """
+        results: list[ToolResult] = []
+        batch: list[ToolCall] = []
+        for call in calls:
+            if self._parallel_ok(call):
+                batch.append(call)
+                continue
+            results += await self._gather(batch)
+            batch = []
+            results.append(await self.run(call))
+        results += await self._gather(batch)
+        return results
+
+    async def _gather(self, calls: list[ToolCall]) -> list[ToolResult]:
+        if not calls:
+            return []
+        if len(calls) == 1:
+            return [await self.run(calls[0])]
+        return list(await asyncio.gather(*(self.run(call) for call in calls)))
+
+    def _parallel_ok(self, call: ToolCall) -> bool:
+        spec = self.toolkit.get(call.name)
+        return spec is not None and spec.concurrency_safe and not spec.mutates
+
+    async def _run(self, call: ToolCall) -> str:
+        spec = self.toolkit.get(call.name)
+        if spec is None:
+            raise ToolError(self._unknown_tool_message(call.name))
+        from tea_agent_mini.llm.repair import parse_tool_arguments
+
+        arguments = validate_arguments(
+            spec.name, spec.parameters, parse_tool_arguments(call.arguments)
+        )
+        if spec.mutates_with(arguments):
+            await self._check_approval(spec, arguments)
+        async with self._semaphore():
+            result = await asyncio.to_thread(spec.func, self.context, **arguments)
+        return render_output(result)
+
+    async def _check_approval(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+        policy = self.context.approval
+        if policy == "auto":
+            return
+        if policy == "never":
+            raise ToolError(
+                f"{spec.name} is not available in read-only mode (approval: never): it writes "
+                "files or runs commands. Use read-only tools instead."
+            )
+        approve = self.context.approve
+        if approve is None:
+            raise ToolError(
+                f"{spec.name} needs the user's approval (approval: ask), but no one can be asked "
+                "here; the call was not run."
+            )
+        arguments_json = json.dumps(arguments, ensure_ascii=False)
+        if not await asyncio.to_thread(approve, spec.name, arguments_json):
+            raise ToolError(f"the user declined to run {spec.name}; the call was not run.")
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self.max_parallel)
+            self._semaphores[loop] = semaphore
+        return semaphore
+
+    def _unknown_tool_message(self, name: str) -> str:
+        names = self.toolkit.names()
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        message = f"unknown tool {name!r}."
+        if close:
+            message += f" Did you mean: {', '.join(close)}?"
+        if names:
+            message += f" Available tools: {', '.join(sorted(names))}."
+        return message
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ToolError):
+        return str(exc) or type(exc).__name__
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def render_output(result: Any) -> str:
+    """A tool's return value as text for the model (dicts and lists as JSON)."""
+    if result is None:
+        return "(no output)"
+    if isinstance(result, str):
+        return result
+    if isinstance(result, bytes):
+        return result.decode("utf-8", errors="replace")
+    if isinstance(result, (dict, list, tuple)):
+        return json.dumps(result, ensure_ascii=False, default=str)
+    return str(result)
+
+
+def truncate_output(text: str, limit_bytes: int) -> tuple[str, bool]:
+    """Keep the head and tail of ``text`` within ``limit_bytes`` (UTF-8), cut at line ends.
+
+    Returns (text, truncated). The middle is replaced by a marker saying how much was left out;
+    limits below ~100 bytes cannot hold the marker itself and are exceeded by it.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= limit_bytes:
+        return text, False
+    budget = max(limit_bytes - 80, 2)  # room for the marker
+    head_end = _cut_head(data, budget // 2)
+    tail_start = _cut_tail(data, len(data) - (budget - head_end))
+    tail_start = max(tail_start, head_end)
+    omitted = data[head_end:tail_start]
+    lines = omitted.count(b"\n")
+    marker = f"\n... [truncated {len(omitted):,} bytes ({lines:,} lines)] ...\n"
+    head = data[:head_end].decode("utf-8", errors="ignore")
+    tail = data[tail_start:].decode("utf-8", errors="ignore")
+    return head.rstrip("\n") + marker + tail, True
+
+
+def _cut_head(data: bytes, end: int) -> int:
+    """End of the head: just after the last newline before ``end`` (if it is not too early)."""
+    newline = data.rfind(b"\n", 0, end)
+    return newline + 1 if newline >= end // 2 else end
+
+
+def _cut_tail(data: bytes, start: int) -> int:
+    """Start of the tail: just after the first newline at or after ``start`` (if close enough)."""
+    newline = data.find(b"\n", start)
+    remaining = len(data) - start
+    return newline + 1 if 0 <= newline < start + remaining // 2 else start

@@ -1,0 +1,26 @@
+"""The mini whitelist: which bundled tool modules ship in the small wheel.
+
+``build_mini.py`` reads this: modules in SHIPPED go into the wheel (after checking that every tool's
+``requires`` lies inside the runtime dependency set), modules in EXCLUDED are left out. Keys are
+module names relative to ``tea_agent_mini.toolkit``.
+"""
+
+from __future__ import annotations
+
+SHIPPED: dict[str, str] = {
+    "files": "toolkit_file: read, write, append and list files in the workspace",
+    "edit": "toolkit_edit (exact string replacement) and toolkit_apply_patch (unified diffs)",
+    "shell": "toolkit_exec: shell commands with an activity-aware timeout and a deny-list",
+    "search": "toolkit_glob and toolkit_grep: pure-Python file search honouring .gitignore",
+    "web": "toolkit_web_fetch: fetch a URL and turn HTML into readable text (httpx)",
+    "system": "toolkit_gettime and toolkit_os_info",
+    "todo": "toolkit_todo: a per-topic task checklist kept in the store",
+}
+
+# Tool families of the full tea_agent that the mini build does not carry, and why.
+EXCLUDED: dict[str, str] = {
+    "browser": "needs playwright and a browser build",
+    "ocr": "needs PIL and an OCR engine",
+    "clipboard": "needs a desktop session (tkinter)",
+    "export_pdf": "the full version needs fpdf; the mini PDF writer lives in tea_agent_mini.export",
+}

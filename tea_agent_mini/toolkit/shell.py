@@ -1,0 +1,268 @@
+"""toolkit_exec: run a shell command in the workspace, with an activity-aware timeout.
+
+The timeout judges progress, not only time: every second the CPU time and I/O bytes of the whole
+process tree are sampled. At the timeout a tree that made no progress in the last sample window
+is killed; a busy one may run on until four times the timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO
+
+from tea_agent_mini.errors import ToolError
+from tea_agent_mini.toolkit import proctree
+from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.registry import tool
+
+HARD_LIMIT_FACTOR = 4
+SAMPLE_INTERVAL = 1.0
+SETTLE_DELAY = 0.25  # the first sample waits until start-up (exec, loader reads) is over
+KILL_GRACE = 2.0
+OUTPUT_LIMIT = 64 * 1024
+MAX_TIMEOUT = 3600.0
+
+_START = r"(?:^|[;&|(`\n]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:[\w./-]*/)?"
+_DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*"
+_ROOT_OR_HOME = r"[\"']?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?)[\"']?(?=$|[\s;&|)])"
+DENY_LIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), reason)
+    for pattern, reason in (
+        (r"\brm\s+[^;&|\n]*--no-preserve-root", "rm --no-preserve-root"),
+        (r"\brm\s+(?:[^\s;&|]+\s+)*" + _ROOT_OR_HOME, "rm of / or of the home directory"),
+        (_START + r"mkfs(?:\.\w+)?\b", "formatting a filesystem (mkfs)"),
+        (r"\bdd\b[^;&|\n]*\bof=" + _DISK, "dd onto a disk device"),
+        (r">\s*" + _DISK, "writing to a disk device"),
+        (r":\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&", "a fork bomb"),
+        (r"\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&", "a fork bomb"),
+        (_START + r"(?:shutdown|reboot|halt|poweroff)\b", "shutting down or rebooting"),
+        (r"\bsystemctl\s+(?:poweroff|reboot|halt|kexec)\b", "shutting down or rebooting"),
+        (_START + r"init\s+[06]\b", "shutting down or rebooting"),
+        (
+            r"\bchmod\b(?=[^;&|\n]*\s(?:-\w*R\w*|--recursive)\b)[^;&|\n]*\s0?777\s+"
+            r"(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
+            "chmod -R 777 on /",
+        ),
+        (
+            r"\bchmod\s+0?777\s+(?:-\w*R\w*|--recursive)\s+(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
+            "chmod -R 777 on /",
+        ),
+    )
+)
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "shell command line (run by /bin/sh -c)"},
+        "timeout": {
+            "type": "number",
+            "description": "seconds without CPU or I/O activity before the command is killed "
+            "(default 30); a command that keeps working may run up to 4x this long",
+        },
+        "cwd": {
+            "type": "string",
+            "description": "working directory, relative to the workspace (default: the workspace)",
+        },
+    },
+    "required": ["command"],
+}
+
+
+def check_command(command: str) -> None:
+    """Raise ToolError when ``command`` matches the destructive-command deny-list."""
+    for pattern, reason in DENY_LIST:
+        if pattern.search(command):
+            raise ToolError(
+                f"refused: the command looks destructive ({reason}) and is on the safety "
+                "deny-list; it was not run. Use a narrower, explicit command instead."
+            )
+
+
+@dataclass
+class OutputBuffer:
+    """Keeps the first and the last ``limit // 2`` bytes of a stream and counts the rest."""
+
+    limit: int = OUTPUT_LIMIT
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def feed(self, chunk: bytes) -> None:
+        with self._lock:
+            self.total += len(chunk)
+            room = self.limit // 2 - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            self.tail += chunk
+            if len(self.tail) > self.limit:  # trim now and then, not on every chunk
+                del self.tail[: len(self.tail) - self.limit // 2]
+
+    def text(self) -> str:
+        with self._lock:
+            tail = self.tail[-(self.limit // 2) :] if self.tail else b""
+            omitted = self.total - len(self.head) - len(tail)
+            head = self.head.decode("utf-8", errors="replace")
+            if omitted <= 0:
+                return head + bytes(tail).decode("utf-8", errors="replace")
+            marker = f"\n... [{omitted:,} bytes of output omitted] ...\n"
+            return head + marker + bytes(tail).decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int
+    duration: float
+    output: str
+    killed: str | None = None  # why it was killed, when it was
+    stopped_background: bool = False
+
+
+def run_command(
+    command: str, cwd: str | os.PathLike[str], timeout: float, output_limit: int = OUTPUT_LIMIT
+) -> CommandResult:
+    """Run ``command`` through the shell and supervise it until it ends or is killed."""
+    started = time.monotonic()
+    env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    try:
+        proc = _spawn(command, cwd, env)
+    except OSError as exc:
+        raise ToolError(f"cannot start the shell: {exc.strerror or exc}") from exc
+    buffer = OutputBuffer(output_limit)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, buffer), daemon=True)
+    reader.start()
+    try:
+        killed = _supervise(proc, timeout)
+    finally:
+        if proc.poll() is None:  # interrupted by an error: leave nothing behind
+            _terminate(proc)
+    reader.join(timeout=0.5)
+    stopped = False
+    if reader.is_alive() or (os.name == "posix" and proctree.group_alive(proc.pid)):
+        # background processes still hold the output pipe or keep running: stop them
+        _terminate(proc, grace=1.0)
+        stopped = True
+        reader.join(timeout=2.0)
+    return CommandResult(
+        proc.returncode, time.monotonic() - started, buffer.text(), killed, stopped
+    )
+
+
+def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> subprocess.Popen:
+    common = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+        "cwd": cwd,
+        "env": env,
+    }
+    if os.name == "posix":
+        # a new session makes the command a process group we can kill as a whole
+        return subprocess.Popen(["/bin/sh", "-c", command], start_new_session=True, **common)
+    flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    return subprocess.Popen(command, shell=True, creationflags=flags, **common)
+
+
+def _pump(stream: IO[bytes], buffer: OutputBuffer) -> None:
+    with stream:
+        fd = stream.fileno()
+        while chunk := os.read(fd, 65536):
+            buffer.feed(chunk)
+
+
+def _supervise(proc: subprocess.Popen, timeout: float) -> str | None:
+    """Wait for the command; kill it when idle past ``timeout`` or past the hard limit."""
+    if os.name != "posix" or not proctree.has_proc():
+        try:
+            proc.wait(timeout=timeout)
+            return None
+        except subprocess.TimeoutExpired:
+            _terminate(proc)
+            return f"killed: timeout after {timeout:g}s"
+    start = time.monotonic()
+    hard = timeout * HARD_LIMIT_FACTOR
+    previous: proctree.Activity | None = None
+    next_sample = start + min(SETTLE_DELAY, timeout / 4)
+    while True:
+        wait = min(next_sample, start + hard) - time.monotonic()
+        try:
+            proc.wait(timeout=max(wait, 0.0))
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        elapsed = now - start
+        if elapsed >= hard:
+            _terminate(proc)
+            return f"killed: hard limit after {elapsed:.0f}s ({HARD_LIMIT_FACTOR}x the timeout)"
+        current = proctree.sample(proc.pid)
+        if previous is not None and elapsed >= timeout and not current.progressed_since(previous):
+            _terminate(proc)
+            return f"killed: idle timeout after {elapsed:.0f}s (no CPU or I/O activity)"
+        previous = current
+        next_sample = now + SAMPLE_INTERVAL
+        if elapsed < timeout:
+            next_sample = min(next_sample, start + timeout)
+
+
+def _terminate(proc: subprocess.Popen, grace: float = KILL_GRACE) -> None:
+    if os.name == "posix":
+        proctree.kill_group(proc.pid, grace, reap=proc.poll)
+    else:
+        proc.kill()
+    try:
+        proc.wait(timeout=grace + 1)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def format_result(result: CommandResult) -> str:
+    lines = [result.output.rstrip("\n") if result.output.strip() else "(no output)", "---"]
+    if result.killed:
+        lines.append(result.killed)
+    code = result.exit_code
+    if code < 0 and os.name == "posix":
+        try:
+            lines.append(f"exit code: {code} (signal {signal.Signals(-code).name})")
+        except ValueError:
+            lines.append(f"exit code: {code}")
+    else:
+        lines.append(f"exit code: {code}")
+    lines.append(f"duration: {result.duration:.2f}s")
+    if result.stopped_background:
+        lines.append("note: processes the command left running in the background were stopped")
+    return "\n".join(lines)
+
+
+@tool(
+    "toolkit_exec",
+    "Run a shell command (/bin/sh -c) in the workspace and return its combined stdout/stderr, "
+    "exit code and duration. The timeout is activity-aware: a command is killed after `timeout` "
+    "seconds only if it is idle (no CPU or I/O); one that keeps working may run up to 4x longer. "
+    "stdin is closed, so interactive prompts fail instead of hanging: pass flags like -y. "
+    "Background processes are stopped when the command ends. Long output keeps its beginning "
+    "and end. Destructive commands (rm -rf /, mkfs, dd to disks, shutdown ...) are refused.",
+    PARAMETERS,
+    mutates=True,
+)
+def toolkit_exec(
+    ctx: ToolContext, command: str, timeout: float | None = None, cwd: str | None = None
+) -> str:
+    if not command.strip():
+        raise ToolError("empty command")
+    check_command(command)
+    limit = ctx.exec_timeout if timeout is None else float(timeout)
+    if not 0 < limit <= MAX_TIMEOUT:
+        raise ToolError(f"timeout must be between 0 and {MAX_TIMEOUT:g} seconds")
+    directory = ctx.resolve(cwd or ".", must_exist=True)
+    if not directory.is_dir():
+        raise ToolError(f"cwd '{cwd}' is not a directory")
+    return format_result(run_command(command, directory, limit))
