@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -231,24 +233,28 @@ def test_topic_resumes_after_restart(model_config, scripted_server):
     assert sent == ["first question", "first answer", "second question"]
 
 
-def test_cancelled_turn_leaves_consistent_history(model_config, scripted_server):
-    scripted_server.push(
-        Reply(tool_calls=[call("toolkit_exec", {"command": "sleep 5"})]),
-    )
+def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
+    model_config, scripted_server, workspace: Path
+):
+    command = "echo $$ > pid.txt; sleep 30"
+    scripted_server.push(Reply(tool_calls=[call("toolkit_exec", {"command": command})]))
 
     async def go():
         runtime = Runtime(load_config())
         session = runtime.session()
+        started = asyncio.Event()
 
         async def consume():
             async for event in session.run_turn("sleep"):
                 if isinstance(event, ToolCallStart):
                     started.set()
 
-        started = asyncio.Event()
         task = asyncio.create_task(consume())
         await asyncio.wait_for(started.wait(), 10)
-        await asyncio.sleep(0.2)
+        for _ in range(100):  # until the shell has written its pid
+            if (workspace / "pid.txt").exists() and (workspace / "pid.txt").read_text():
+                break
+            await asyncio.sleep(0.05)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -259,6 +265,21 @@ def test_cancelled_turn_leaves_consistent_history(model_config, scripted_server)
     history = asyncio.run(go())
     assert [m.role for m in history] == ["user", "assistant", "tool"]
     assert "cancelled" in history[2].content
+    pid = int((workspace / "pid.txt").read_text())
+    for _ in range(60):  # the command is killed within a few polls, not after 30 s
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
 
 
 def test_agent_facade_runs_a_prompt(model_config, scripted_server, workspace):

@@ -6,6 +6,7 @@ It confines paths to the workspace and gives tools a small per-topic key/value s
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ class ToolContext:
     approval: str = "auto"
     approve: ApprovalCallback | None = None
     exec_timeout: float = 30.0
+    # Set by the executor when the turn running these tools is cancelled; long tools poll it.
+    cancel_event: threading.Event = field(
+        default_factory=threading.Event, init=False, repr=False, compare=False
+    )
     _memory_state: dict[tuple[str, str], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

@@ -70,6 +70,7 @@ class ToolExecutor:
 
         Results come back in the order of ``calls``.
         """
+        self.context.cancel_event.clear()
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
         for call in calls:
@@ -105,7 +106,11 @@ class ToolExecutor:
         if spec.mutates_with(arguments):
             await self._check_approval(spec, arguments)
         async with self._semaphore():
-            result = await asyncio.to_thread(spec.func, self.context, **arguments)
+            try:
+                result = await asyncio.to_thread(spec.func, self.context, **arguments)
+            except asyncio.CancelledError:
+                self.context.cancel_event.set()  # lets a running command stop early
+                raise
         return render_output(result)
 
     async def _check_approval(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ HARD_LIMIT_FACTOR = 4
 SAMPLE_INTERVAL = 1.0
 SETTLE_DELAY = 0.25  # the first sample waits until start-up (exec, loader reads) is over
 KILL_GRACE = 2.0
+CANCEL_POLL = 0.25  # how often a running command checks whether its turn was cancelled
 OUTPUT_LIMIT = 64 * 1024
 MAX_TIMEOUT = 3600.0
 
@@ -126,7 +127,11 @@ class CommandResult:
 
 
 def run_command(
-    command: str, cwd: str | os.PathLike[str], timeout: float, output_limit: int = OUTPUT_LIMIT
+    command: str,
+    cwd: str | os.PathLike[str],
+    timeout: float,
+    output_limit: int = OUTPUT_LIMIT,
+    cancel: threading.Event | None = None,
 ) -> CommandResult:
     """Run ``command`` through the shell and supervise it until it ends or is killed."""
     started = time.monotonic()
@@ -139,7 +144,7 @@ def run_command(
     reader = threading.Thread(target=_pump, args=(proc.stdout, buffer), daemon=True)
     reader.start()
     try:
-        killed = _supervise(proc, timeout)
+        killed = _supervise(proc, timeout, cancel or threading.Event())
     finally:
         if proc.poll() is None:  # interrupted by an error: leave nothing behind
             _terminate(proc)
@@ -177,15 +182,11 @@ def _pump(stream: IO[bytes], buffer: OutputBuffer) -> None:
             buffer.feed(chunk)
 
 
-def _supervise(proc: subprocess.Popen, timeout: float) -> str | None:
-    """Wait for the command; kill it when idle past ``timeout`` or past the hard limit."""
+def _supervise(proc: subprocess.Popen, timeout: float, cancel: threading.Event) -> str | None:
+    """Wait for the command; kill it when idle past ``timeout``, past the hard limit, or when
+    the turn is cancelled."""
     if os.name != "posix" or not proctree.has_proc():
-        try:
-            proc.wait(timeout=timeout)
-            return None
-        except subprocess.TimeoutExpired:
-            _terminate(proc)
-            return f"killed: timeout after {timeout:g}s"
+        return _supervise_plain(proc, timeout, cancel)
     start = time.monotonic()
     hard = timeout * HARD_LIMIT_FACTOR
     previous: proctree.Activity | None = None
@@ -193,11 +194,16 @@ def _supervise(proc: subprocess.Popen, timeout: float) -> str | None:
     while True:
         wait = min(next_sample, start + hard) - time.monotonic()
         try:
-            proc.wait(timeout=max(wait, 0.0))
+            proc.wait(timeout=min(max(wait, 0.0), CANCEL_POLL))
             return None
         except subprocess.TimeoutExpired:
             pass
+        if cancel.is_set():
+            _terminate(proc)
+            return "killed: the turn was cancelled"
         now = time.monotonic()
+        if now < next_sample and now < start + hard:
+            continue
         elapsed = now - start
         if elapsed >= hard:
             _terminate(proc)
@@ -210,6 +216,23 @@ def _supervise(proc: subprocess.Popen, timeout: float) -> str | None:
         next_sample = now + SAMPLE_INTERVAL
         if elapsed < timeout:
             next_sample = min(next_sample, start + timeout)
+
+
+def _supervise_plain(proc: subprocess.Popen, timeout: float, cancel: threading.Event) -> str | None:
+    """Without /proc there is no activity to sample: a plain timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            proc.wait(timeout=min(max(deadline - time.monotonic(), 0.0), CANCEL_POLL))
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        if cancel.is_set():
+            _terminate(proc)
+            return "killed: the turn was cancelled"
+        if time.monotonic() >= deadline:
+            _terminate(proc)
+            return f"killed: timeout after {timeout:g}s"
 
 
 def _terminate(proc: subprocess.Popen, grace: float = KILL_GRACE) -> None:
@@ -265,4 +288,4 @@ def toolkit_exec(
     directory = ctx.resolve(cwd or ".", must_exist=True)
     if not directory.is_dir():
         raise ToolError(f"cwd '{cwd}' is not a directory")
-    return format_result(run_command(command, directory, limit))
+    return format_result(run_command(command, directory, limit, cancel=ctx.cancel_event))
