@@ -235,3 +235,34 @@ def test_package_never_imports_heavy_modules(banned):
             else:
                 continue
             assert all(n.split(".")[0] != banned for n in names), f"{path} imports {banned}"
+
+
+def test_chat_ctrl_c_cancels_the_turn_not_the_program(model_config, scripted_server):
+    import signal
+    import time
+
+    scripted_server.push(Reply(text="slow " * 200, delay=0.05), Reply(text="Still here."))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tea_agent_mini", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        proc.stdin.write("tell me a long story\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 20
+        while not scripted_server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the answer is streaming now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate("are you there?\n/exit\n", timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "[cancelled]" in err
+    assert "Still here." in out
+    assert len(scripted_server.requests) == 2
