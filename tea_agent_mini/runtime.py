@@ -73,6 +73,7 @@ class Runtime:
             approval=agent.approval,
             approve=approve,
             exec_timeout=agent.exec_timeout,
+            runtime=self,
         )
 
     def session(

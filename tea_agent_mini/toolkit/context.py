@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,12 @@ class ToolContext:
     approval: str = "auto"
     approve: ApprovalCallback | None = None
     exec_timeout: float = 30.0
+    # The Runtime that built this context: tools that need more than files and state (config,
+    # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
+    runtime: Any = None
+    # Asks the user a question: (question, choices or None, timeout seconds) -> answer, or None
+    # when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
+    ask_user: Callable[[str, list[str] | None, float], str | None] | None = None
     # Set by the executor when the turn running these tools is cancelled; long tools poll it.
     cancel_event: threading.Event = field(
         default_factory=threading.Event, init=False, repr=False, compare=False
