@@ -40,8 +40,10 @@ class Runtime:
     @functools.cached_property
     def toolkit(self) -> Toolkit:
         from .toolkit.registry import Toolkit
+        from .toolkit.usertools import sync_user_tools
 
         toolkit = Toolkit.load()
+        sync_user_tools(toolkit, self.config.home)
         for module, error in toolkit.load_errors.items():
             log.warning("tool module %s failed to load: %s", module, error)
         return toolkit
@@ -74,6 +76,7 @@ class Runtime:
             approve=approve,
             exec_timeout=agent.exec_timeout,
             runtime=self,
+            toolkit=self.toolkit,
         )
 
     def session(
@@ -110,11 +113,15 @@ class Runtime:
     def build_context(self, session: Session, history: list[Message]) -> list[dict[str, Any]]:
         from .agent.prompts import PromptParts, build_system_prompt
         from .context.history import build_messages
+        from .skills.catalog import skills_prompt_section
+        from .skills.loader import load_skills
 
         topic = self.store.topics.get(session.topic_id)
+        skills = load_skills(self.config.home, self.config.workspace).skills.values()
         parts = PromptParts(
             workspace=self.config.workspace,
             tool_names=self.toolkit.names(),
+            extra_sections=(skills_prompt_section(skills),),
             topic_prompt=topic.system_prompt if topic else None,
             approval=self.config.agent.approval,
         )

@@ -93,9 +93,9 @@ class _Turn:
         from ..llm.textcalls import extract_text_tool_calls
 
         settings = self.s.settings
-        tools = self.s.tools
-        tool_names = [t["function"]["name"] for t in tools]
         for iteration in range(1, settings.max_iterations + 1):
+            tools = self.s.tools  # re-read: a tool saved during the turn joins at once
+            tool_names = [t["function"]["name"] for t in tools]
             completion: Completion | None = None
             async for event in self._call_model(tools):
                 if isinstance(event, Completion):

@@ -37,6 +37,7 @@ class ToolContext:
     # The Runtime that built this context: tools that need more than files and state (config,
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None
+    toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
     # Asks the user a question: (question, choices or None, timeout seconds) -> answer, or None
     # when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: Callable[[str, list[str] | None, float], str | None] | None = None

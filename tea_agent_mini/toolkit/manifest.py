@@ -15,6 +15,9 @@ SHIPPED: dict[str, str] = {
     "web": "toolkit_web_fetch: fetch a URL and turn HTML into readable text (httpx)",
     "system": "toolkit_gettime and toolkit_os_info",
     "todo": "toolkit_todo: a per-topic task checklist kept in the store",
+    "skills_tool": "toolkit_skills: list, load, search and create SKILL.md skills",
+    "usertools": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
+    "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.

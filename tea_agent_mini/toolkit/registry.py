@@ -197,7 +197,7 @@ class Toolkit:
     def openai_tools(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """OpenAI ``tools`` entries for all tools, or for ``names`` (unknown names are skipped)."""
         if names is None:
-            return [spec.openai_schema() for spec in self.tools.values()]
+            return [spec.openai_schema() for spec in self.specs()]
         schemas = []
         for name in names:
             spec = self.tools.get(name)

@@ -62,7 +62,7 @@ def test_default_load_has_every_shipped_module_and_no_errors():
     expected = {"toolkit_file", "toolkit_edit", "toolkit_apply_patch", "toolkit_exec"}
     expected |= {"toolkit_glob", "toolkit_grep", "toolkit_web_fetch", "toolkit_gettime"}
     expected |= {"toolkit_os_info", "toolkit_todo"}
-    assert set(toolkit.names()) == expected
+    assert expected <= set(toolkit.names())  # the core tools; other families add more
 
 
 def test_every_shipped_tool_has_a_complete_schema():
