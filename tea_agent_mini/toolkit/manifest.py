@@ -15,6 +15,12 @@ SHIPPED: dict[str, str] = {
     "web": "toolkit_web_fetch: fetch a URL and turn HTML into readable text (httpx)",
     "system": "toolkit_gettime and toolkit_os_info",
     "todo": "toolkit_todo: a per-topic task checklist kept in the store",
+    "lunar": "toolkit_lunar: Gregorian <-> Chinese lunar calendar 1900-2100, pure Python",
+    "dates": "toolkit_date_diff and toolkit_date_add: date differences, business days, arithmetic",
+    "weather": "toolkit_weather_my: current weather and forecast from Open-Meteo (httpx)",
+    "websearch": "toolkit_search: web search via DuckDuckGo's HTML endpoint (httpx + html.parser)",
+    "notify": "toolkit_notify: desktop notification (notify-send/osascript) or a saved UI notice",
+    "mail": "toolkit_send_email: plain-text email over SMTP, settings from <home>/email.yaml",
     "skills_tool": "toolkit_skills: list, load, search and create SKILL.md skills",
     "usertools": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",

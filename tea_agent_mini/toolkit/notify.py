@@ -1,0 +1,108 @@
+"""toolkit_notify: a desktop notification when the machine can show one, else a UI notice."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+from tea_agent_mini.errors import ToolError
+from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.registry import tool
+
+URGENCIES = ("low", "normal", "critical")
+NOTICES_KEY = "notices"
+MAX_NOTICES = 50
+TIMEOUT = 10.0
+APP_NAME = "tea_agent_mini"
+# osascript gets the texts as arguments rather than spliced into the script, so quotes in a
+# message cannot break out of the AppleScript string.
+APPLESCRIPT = (
+    "on run argv",
+    "display notification (item 2 of argv) with title (item 1 of argv)",
+    "end run",
+)
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "description": "short headline"},
+        "message": {"type": "string", "description": "the notification text"},
+        "urgency": {
+            "type": "string",
+            "enum": list(URGENCIES),
+            "description": "low, normal (default) or critical",
+        },
+    },
+    "required": ["title", "message"],
+}
+
+
+@tool(
+    "toolkit_notify",
+    "Notify the user, e.g. when a long task finishes or needs attention. Shows a desktop "
+    "notification (notify-send on Linux, osascript on macOS) when the machine has one; "
+    "otherwise the notice is saved and shown in the web UI, and the result says which "
+    "happened.",
+    PARAMETERS,
+)
+def toolkit_notify(ctx: ToolContext, title: str, message: str, urgency: str = "normal") -> str:
+    if urgency not in URGENCIES:
+        raise ToolError(f"urgency must be one of {', '.join(URGENCIES)}, not {urgency!r}")
+    if not title.strip() and not message.strip():
+        raise ToolError("title and message are both empty")
+    reason = _desktop_notify(title, message, urgency)
+    if reason is None:
+        return f"Desktop notification shown: {title}"
+    store_notice(ctx, title, message, urgency)
+    return (
+        f"No desktop notification ({reason}). The notice was saved instead and will show in "
+        f"the web UI: {title}"
+    )
+
+
+def _desktop_notify(title: str, message: str, urgency: str) -> str | None:
+    """Show the notification; None when shown, else why not."""
+    command = _command(title, message, urgency)
+    if command is None:
+        return "neither notify-send nor osascript is available on this machine"
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        return f"{command[0]} did not finish within {TIMEOUT:g} s"
+    except OSError as exc:
+        return f"{command[0]} could not be run: {exc}"
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        return f"{command[0]} failed: {detail[0] if detail else f'exit {done.returncode}'}"
+    return None
+
+
+def _command(title: str, message: str, urgency: str) -> list[str] | None:
+    if sys.platform == "darwin":
+        osascript = shutil.which("osascript")
+        if osascript:
+            script = [part for line in APPLESCRIPT for part in ("-e", line)]
+            return [osascript, *script, title, message]
+    notify_send = shutil.which("notify-send")
+    if notify_send:
+        return [notify_send, f"--urgency={urgency}", f"--app-name={APP_NAME}", "--", title, message]
+    return None
+
+
+def store_notice(ctx: ToolContext, title: str, message: str, urgency: str) -> None:
+    """Append a notice to the topic's state (the newest MAX_NOTICES are kept)."""
+    notices: list[dict[str, Any]] = list(ctx.state_get(NOTICES_KEY, None) or [])
+    notices.append(
+        {
+            "title": title,
+            "message": message,
+            "urgency": urgency,
+            "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+    )
+    ctx.state_set(NOTICES_KEY, notices[-MAX_NOTICES:])
