@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .types import ApprovalCallback
+from .types import ApprovalCallback, AskUserCallback
 
 if TYPE_CHECKING:
     from .agent.session import Session
@@ -62,7 +62,12 @@ class Runtime:
             return self.main_llm
         return OpenAIChatClient(self.config.cheap)
 
-    def tool_context(self, topic_id: str | None, approve: ApprovalCallback | None = None) -> Any:
+    def tool_context(
+        self,
+        topic_id: str | None,
+        approve: ApprovalCallback | None = None,
+        ask_user: AskUserCallback | None = None,
+    ) -> Any:
         from .toolkit.context import ToolContext
 
         agent = self.config.agent
@@ -77,10 +82,15 @@ class Runtime:
             exec_timeout=agent.exec_timeout,
             runtime=self,
             toolkit=self.toolkit,
+            ask_user=ask_user,
         )
 
     def session(
-        self, topic_id: str | None = None, *, approve: ApprovalCallback | None = None
+        self,
+        topic_id: str | None = None,
+        *,
+        approve: ApprovalCallback | None = None,
+        ask_user: AskUserCallback | None = None,
     ) -> Session:
         """A session on an existing topic, or on a new one when ``topic_id`` is None."""
         from .agent.session import Session, TurnSettings
@@ -94,7 +104,7 @@ class Runtime:
             raise ConfigError(f"no topic with id {topic_id!r}")
         executor = ToolExecutor(
             self.toolkit,
-            self.tool_context(topic_id, approve),
+            self.tool_context(topic_id, approve, ask_user),
             max_output_bytes=self.config.agent.tool_output_limit,
         )
         settings = TurnSettings(
@@ -115,13 +125,17 @@ class Runtime:
         from .context.history import build_messages
         from .skills.catalog import skills_prompt_section
         from .skills.loader import load_skills
+        from .toolkit.modes import mode_prompt_section
 
         topic = self.store.topics.get(session.topic_id)
         skills = load_skills(self.config.home, self.config.workspace).skills.values()
         parts = PromptParts(
             workspace=self.config.workspace,
             tool_names=self.toolkit.names(),
-            extra_sections=(skills_prompt_section(skills),),
+            extra_sections=(
+                skills_prompt_section(skills),
+                mode_prompt_section(self.store, session.topic_id, self.toolkit.names()),
+            ),
             topic_prompt=topic.system_prompt if topic else None,
             approval=self.config.agent.approval,
         )

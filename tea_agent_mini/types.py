@@ -224,3 +224,6 @@ class ChatModel(Protocol):
 
 ApprovalCallback = Callable[[str, str], bool]
 """Asked before a mutating tool runs under ``approval: ask``: (tool name, arguments) -> allowed."""
+
+AskUserCallback = Callable[[str, list[str] | None, float], str | None]
+"""Asks the user a question: (question, choices, timeout seconds) -> answer or None (no answer)."""

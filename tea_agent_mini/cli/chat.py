@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..config import Config
 from ..errors import ConfigError
-from .commands import terminal_approval
+from .commands import terminal_approval, terminal_question
 from .render import TerminalPrinter
 
 HELP = """commands:
@@ -53,7 +53,9 @@ class ChatRepl:
         return 0
 
     def _open(self, topic_id: str | None) -> None:
-        self.session = self.runtime.session(topic_id, approve=terminal_approval())
+        self.session = self.runtime.session(
+            topic_id, approve=terminal_approval(), ask_user=terminal_question()
+        )
         print(f"topic {self.session.topic_id}", file=sys.stderr)
 
     def _command(self, line: str) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from .._version import __version__
 from ..config import Config, load_config
-from ..types import ApprovalCallback
+from ..types import ApprovalCallback, AskUserCallback
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .render import TerminalPrinter, TurnRecorder
 
@@ -33,6 +33,20 @@ def terminal_approval() -> ApprovalCallback:
         return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
     return approve
+
+
+def terminal_question() -> AskUserCallback:
+    """Ask the user on the terminal (no timeout there: a person is typing); None without one."""
+
+    def ask(question: str, choices: list[str] | None, timeout: float) -> str | None:
+        if not sys.stdin.isatty():
+            return None
+        hint = f" [{'/'.join(choices)}]" if choices else ""
+        sys.stderr.write(f"\n? {question}{hint}\n> ")
+        sys.stderr.flush()
+        return sys.stdin.readline().rstrip("\n")
+
+    return ask
 
 
 def cmd_version(args: argparse.Namespace) -> int:
@@ -70,7 +84,9 @@ async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
 
     runtime = Runtime(config)
     try:
-        session = runtime.session(topic_id, approve=terminal_approval())
+        session = runtime.session(
+            topic_id, approve=terminal_approval(), ask_user=terminal_question()
+        )
         recorder.topic_id = session.topic_id
         async for event in session.run_turn(prompt):
             recorder(event)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .database import Database
+from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
 from .state import StateRepository, topic_scope
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Database",
+    "Memory",
+    "MemoryRepository",
     "MessageRepository",
     "StateRepository",
     "Store",
@@ -49,6 +52,7 @@ class Store:
         self.topics = TopicRepository(db)
         self.messages = MessageRepository(db)
         self.state = StateRepository(db)
+        self.memories = MemoryRepository(db)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:

@@ -61,8 +61,47 @@ def _core_tables(db: Database) -> None:
     )
 
 
+def _memories(db: Database) -> None:
+    db.execute(
+        """CREATE TABLE memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            content TEXT NOT NULL,
+            priority INTEGER NOT NULL DEFAULT 2 CHECK (priority BETWEEN 0 AND 3),
+            importance INTEGER NOT NULL DEFAULT 3 CHECK (importance BETWEEN 1 AND 5),
+            category TEXT NOT NULL DEFAULT 'general',
+            tags TEXT NOT NULL DEFAULT '[]',
+            content_hash TEXT NOT NULL,
+            embedding BLOB,
+            embedding_model TEXT NOT NULL DEFAULT '',
+            embedding_dim INTEGER NOT NULL DEFAULT 0,
+            expires_at REAL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_accessed_at REAL,
+            source_topic TEXT,
+            deleted_at REAL,
+            changed_at REAL NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute("CREATE INDEX memories_by_hash ON memories (content_hash)")
+    db.execute("CREATE INDEX memories_live ON memories (deleted_at, priority, updated_at)")
+    # changed_at: when the row last changed in any way but an access stamp, so the in-memory
+    # snapshot of live memories can catch up by reading only the rows changed since
+    db.execute("CREATE INDEX memories_by_change ON memories (changed_at)")
+    # Keyword index over precomputed terms (words, CJK bigrams); rowid = memories.id. Optional:
+    # without FTS5 in this SQLite build the repository searches with LIKE instead.
+    try:
+        db.execute("CREATE VIRTUAL TABLE memories_fts USING fts5 (terms, tokenize = 'unicode61')")
+    except StoreError as exc:
+        if "fts5" not in str(exc).lower():
+            raise
+        log.info("SQLite has no FTS5 here; memory keyword search will use LIKE")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
+    (2, "memories", _memories),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

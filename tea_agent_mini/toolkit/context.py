@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
-from tea_agent_mini.types import ApprovalCallback
+from tea_agent_mini.types import ApprovalCallback, AskUserCallback
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
 
@@ -40,7 +39,7 @@ class ToolContext:
     toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
     # Asks the user a question: (question, choices or None, timeout seconds) -> answer, or None
     # when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
-    ask_user: Callable[[str, list[str] | None, float], str | None] | None = None
+    ask_user: AskUserCallback | None = None
     # Set by the executor when the turn running these tools is cancelled; long tools poll it.
     cancel_event: threading.Event = field(
         default_factory=threading.Event, init=False, repr=False, compare=False

@@ -146,11 +146,15 @@ def _create_notes(db: Database) -> None:
 def test_older_file_runs_only_the_missing_migrations_in_order(tmp_path):
     path = tmp_path / "chat.db"
     _make_v1(path)
-    future = [*MIGRATIONS, (2, "pinned_topics", _add_pinned), (3, "notes", _create_notes)]
+    future = [
+        *MIGRATIONS,
+        (LATEST + 1, "pinned_topics", _add_pinned),
+        (LATEST + 2, "notes", _create_notes),
+    ]
     db = Database.open(path)
     try:
         assert migrate(db, future) == 1
-        assert schema_version(db) == 3
+        assert schema_version(db) == LATEST + 2
         assert db.query_one("SELECT pinned FROM topics WHERE id = 't1'")[0] == 1
         assert db.query("SELECT * FROM notes") == []
     finally:
@@ -165,12 +169,12 @@ def test_failing_migration_rolls_back_and_keeps_earlier_ones(tmp_path):
         db.execute("CREATE TABLE half_done (x)")
         db.execute("THIS IS NOT SQL")
 
-    future = [*MIGRATIONS, (2, "notes", _create_notes), (3, "broken", broken)]
+    future = [*MIGRATIONS, (LATEST + 1, "notes", _create_notes), (LATEST + 2, "broken", broken)]
     db = Database.open(path)
     try:
-        with pytest.raises(StoreError, match=r"migration 3 \(broken\)"):
+        with pytest.raises(StoreError, match=rf"migration {LATEST + 2} \(broken\)"):
             migrate(db, future)
-        assert schema_version(db) == 2
+        assert schema_version(db) == LATEST + 1
     finally:
         db.close()
     assert "half_done" not in _tables(path)

@@ -1,0 +1,126 @@
+"""Keyword search over memories: an FTS5 index of precomputed terms, or LIKE without FTS5.
+
+The index holds each live memory's keyword terms (words and CJK bigrams, see
+``memory.terms``) under ``rowid = memories.id``; SQLite's own tokenizers cut Chinese text into
+one token per run, which would make most Chinese searches miss. Scores are the share of the
+query's terms a memory contains, computed the same way on both paths.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import StoreError
+from ..memory.terms import keyword_terms
+from .database import Database, like_pattern
+
+__all__ = ["FTS_TABLE", "KeywordIndex"]
+
+log = logging.getLogger(__name__)
+
+FTS_TABLE = "memories_fts"
+MAX_QUERY_TERMS = 32
+_ACTIVE = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+
+
+def _terms_text(content: str) -> str:
+    return " ".join(sorted(keyword_terms(content)))
+
+
+class KeywordIndex:
+    """Keeps the FTS5 table in step with the memories and scores keyword matches.
+
+    ``use_fts=False`` forces the LIKE path. Otherwise FTS5 is used when the table exists and
+    this SQLite can read it; that is checked once, on first use, and a table out of step with
+    the memories (e.g. written by an SQLite without FTS5 meanwhile) is rebuilt.
+    """
+
+    def __init__(self, db: Database, *, use_fts: bool = True) -> None:
+        self._db = db
+        self._fts: bool | None = None if use_fts else False
+
+    @property
+    def uses_fts(self) -> bool:
+        if self._fts is None:
+            self._fts = self._detect()
+        return self._fts
+
+    def prepare(self) -> None:
+        """Run detection now; call it before opening a write transaction, because detection
+        counts rows and must not see that transaction's uncommitted ones."""
+        _ = self.uses_fts
+
+    def add(self, memory_id: int, content: str) -> None:
+        if self.uses_fts:
+            self._db.execute(
+                f"INSERT INTO {FTS_TABLE} (rowid, terms) VALUES (?, ?)",
+                (int(memory_id), _terms_text(content)),
+            )
+
+    def remove(self, memory_ids: list[int]) -> None:
+        if self.uses_fts and memory_ids:
+            marks = ", ".join("?" * len(memory_ids))
+            self._db.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({marks})", memory_ids)
+
+    def scores(self, query: str, limit: int, now: float) -> dict[int, float]:
+        """Memory id -> share of the query's terms it contains (0..1], best first.
+
+        On the FTS path memories that expired but are not yet retired may appear; callers
+        intersect with the active memories they hold.
+        """
+        terms = sorted(keyword_terms(query))[:MAX_QUERY_TERMS]
+        if not terms or limit <= 0:
+            return {}
+        wanted = set(terms)
+        pool = max(limit * 2, 50)
+        if self.uses_fts:
+            match = " OR ".join(f'"{term}"' for term in terms)
+            rows = self._db.query(
+                f"SELECT rowid, terms FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (match, pool),
+            )
+            found = [(row[0], set(row[1].split())) for row in rows]
+        else:
+            # LIKE ignores case for ASCII letters only; capitals of other scripts miss here
+            # (FTS5, the normal path, indexes case-folded terms)
+            clauses = " OR ".join("content LIKE ? ESCAPE '\\'" for _ in terms)
+            rows = self._db.query(
+                f"SELECT id, content FROM memories WHERE {_ACTIVE} AND ({clauses}) "
+                "ORDER BY updated_at DESC LIMIT ?",
+                [now, *(like_pattern(term) for term in terms), pool * 4],
+            )
+            found = [(row[0], keyword_terms(row[1])) for row in rows]
+        ranked = [
+            (len(wanted & have) / len(wanted), -n, mid) for n, (mid, have) in enumerate(found)
+        ]
+        ranked.sort(reverse=True)
+        return {int(mid): share for share, _, mid in ranked[:limit] if share > 0}
+
+    def _detect(self) -> bool:
+        found = self._db.query_one(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
+        )
+        if not found:
+            return False
+        try:
+            indexed = self._db.query_one(f"SELECT count(*) FROM {FTS_TABLE}")
+        except StoreError as exc:  # made by an SQLite with FTS5, opened by one without
+            log.info("memory keyword index unusable here (%s); searching with LIKE", exc)
+            return False
+        live = self._db.query_one("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
+        if indexed and live and indexed[0] != live[0]:
+            self._rebuild()
+        return True
+
+    def _rebuild(self) -> None:
+        log.info("rebuilding the memory keyword index")
+        with self._db.transaction() as tx:
+            tx.execute(f"DELETE FROM {FTS_TABLE}")
+            for memory_id, content in tx.query(
+                "SELECT id, content FROM memories WHERE deleted_at IS NULL"
+            ):
+                tx.execute(
+                    f"INSERT INTO {FTS_TABLE} (rowid, terms) VALUES (?, ?)",
+                    (memory_id, _terms_text(content)),
+                )
