@@ -6,6 +6,7 @@ parts. Each part is built on first use so a command pays only for what it touche
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,8 @@ from .types import ApprovalCallback, AskUserCallback
 if TYPE_CHECKING:
     from .agent.session import Session
     from .llm.client import OpenAIChatClient
+    from .mcp.manager import McpManager
+    from .memory.manager import MemoryManager
     from .store import Store
     from .toolkit.registry import Toolkit
     from .types import Message
@@ -44,6 +47,8 @@ class Runtime:
 
         toolkit = Toolkit.load()
         sync_user_tools(toolkit, self.config.home)
+        if self.mcp is not None:
+            self.mcp.register_into(toolkit, wait=False)  # servers' tools join as they start
         for module, error in toolkit.load_errors.items():
             log.warning("tool module %s failed to load: %s", module, error)
         return toolkit
@@ -61,6 +66,24 @@ class Runtime:
         if not self.config.cheap_model.model_name:
             return self.main_llm
         return OpenAIChatClient(self.config.cheap)
+
+    @functools.cached_property
+    def mcp(self) -> McpManager | None:
+        """The MCP servers' manager, or None when none are configured."""
+        from .mcp.servers import SERVERS_FILE
+
+        if not self.config.mcp_servers and not (self.config.home / SERVERS_FILE).is_file():
+            return None
+        from .mcp.manager import McpManager
+
+        return McpManager(self.config.mcp_servers, self.config.home)
+
+    @functools.cached_property
+    def memory(self) -> MemoryManager:
+        from .memory.manager import MemoryManager
+
+        cheap = self.cheap_llm if self.config.main_model.is_set else None
+        return MemoryManager.from_config(self.store, self.config, cheap)
 
     def tool_context(
         self,
@@ -128,11 +151,14 @@ class Runtime:
         from .toolkit.modes import mode_prompt_section
 
         topic = self.store.topics.get(session.topic_id)
+        query = next((m.text for m in reversed(history) if m.role == "user"), "")
+        memories = self.memory.prompt_block(query) if query else ""
         skills = load_skills(self.config.home, self.config.workspace).skills.values()
         parts = PromptParts(
             workspace=self.config.workspace,
             tool_names=self.toolkit.names(),
             extra_sections=(
+                memories,
                 skills_prompt_section(skills),
                 mode_prompt_section(self.store, session.topic_id, self.toolkit.names()),
             ),
@@ -151,6 +177,12 @@ class Runtime:
             client = self.__dict__.pop(name, None)
             if client is not None:
                 await client.aclose()
+        mcp = self.__dict__.pop("mcp", None)
+        if mcp is not None:
+            await asyncio.to_thread(mcp.close)
+        memory = self.__dict__.pop("memory", None)
+        if memory is not None:
+            memory.close()
         self.close_store()
 
     def close_store(self) -> None:

@@ -289,3 +289,19 @@ def test_agent_facade_runs_a_prompt(model_config, scripted_server, workspace):
     scripted_server.push(Reply(text="43"))
     assert agent.run("again?") == "43"
     assert len(scripted_server.requests[1]["messages"]) == 4  # system, user, answer, user
+
+
+def test_relevant_memories_join_the_system_prompt(model_config, scripted_server):
+    async def go():
+        runtime = Runtime(load_config())
+        try:
+            runtime.memory.add("The user's cat is called Miso", category="fact")
+            session = runtime.session()
+            return [e async for e in session.run_turn("what is my cat called?")]
+        finally:
+            await runtime.aclose()
+
+    events = asyncio.run(go())
+    assert isinstance(events[-1], Done)
+    system = scripted_server.requests[0]["messages"][0]["content"]
+    assert "Miso" in system

@@ -266,6 +266,13 @@ class FallbackEmbedder:
         """The model vectors should come from: the primary's."""
         return self._primary.model_name
 
+    def close(self) -> None:
+        """Close the embedders' connections (the remote one holds an HTTP client)."""
+        for embedder in (self._primary, self._fallback):
+            close = getattr(embedder, "close", None)
+            if callable(close):
+                close()
+
     def embed(self, texts: list[str]) -> list[list[float]]:
         model, vectors = self.embed_with_model(texts)
         self.last_model = model

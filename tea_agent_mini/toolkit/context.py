@@ -56,6 +56,11 @@ class ToolContext:
                 f"approval must be one of {', '.join(APPROVAL_POLICIES)}, not {self.approval!r}"
             )
 
+    @property
+    def memory(self) -> Any:
+        """The runtime's MemoryManager (shared embedder and vector index), if there is one."""
+        return self.runtime.memory if self.runtime is not None else None
+
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
         """An absolute, symlink-free path for ``path`` (relative ones start at the workspace).
 

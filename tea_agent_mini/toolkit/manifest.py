@@ -34,6 +34,7 @@ SHIPPED: dict[str, str] = {
     "modes": "toolkit_mode: design/develop/test/review/docs/devops working modes per topic",
     "introspect": "toolkit_harness_schema and toolkit_self_report: capabilities and health",
     "memory_tool": "toolkit_memory: long-term memory (add, list, search, forget, pin, stats)",
+    "mcp_tool": "toolkit_mcp: MCP servers' state and tools (the servers' tools join as mcp_*)",
     "skills_tool": "toolkit_skills: list, load, search and create SKILL.md skills",
     "usertools": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
