@@ -133,7 +133,7 @@ class _Turn:
 
     async def _call_model(self, tools: list[dict[str, Any]]) -> AsyncIterator[Any]:
         history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
-        messages = self.s.build_context(self.s, history)
+        messages = await asyncio.to_thread(self.s.build_context, self.s, history)
         if self.trimmed:
             messages = _harder_trim(messages)
         from ..llm.tokens import estimate_messages_tokens
