@@ -69,7 +69,7 @@ def toolkit_edit(
     text = raw.replace("\r\n", "\n") if crlf else raw
     count = text.count(old_string)
     if count == 0:
-        raise ToolError(_no_match_message(text, old_string, file_path))
+        raise ToolError(no_match_message(text, old_string, file_path))
     if count > 1 and not replace_all:
         lines = _match_lines(text, old_string)
         raise ToolError(
@@ -125,7 +125,7 @@ def _match_lines(text: str, needle: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(re.escape(needle), text)]
 
 
-def _no_match_message(text: str, old: str, name: str) -> str:
+def no_match_message(text: str, old: str, name: str) -> str:
     message = f"old_string was not found in '{name}'"
     squashed_old = _squash(old)
     lines = text.split("\n")

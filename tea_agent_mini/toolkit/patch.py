@@ -54,7 +54,10 @@ class FileChange:
 
 def parse_patch(text: str) -> list[FilePatch]:
     """Split a unified diff into per-file patches. Raises ToolError when there is none."""
-    lines = text.splitlines()
+    # only "\n" separates diff lines: str.splitlines would also split at \f, \x1c, \u2028 ...
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     patches: list[FilePatch] = []
     i = 0
     while i < len(lines):
