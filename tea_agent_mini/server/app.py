@@ -1,0 +1,195 @@
+"""The app factory and the server: ``create_app(runtime)`` and ``serve(config)``.
+
+Routes, middleware and exception handlers are handed to Starlette as explicit lists. The
+lifespan owns shutdown: running turns are cancelled (the session stores what they had done),
+follower streams end, model clients close and the database is checkpointed and closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import BaseRoute
+
+from . import openapi, static
+from .api_errors import EXCEPTION_HANDLERS, handle_shutting_down
+from .routes import (
+    chat,
+    config,
+    health,
+    models,
+    profiles,
+    search,
+    session_turns,
+    sessions,
+    tools,
+    uploads,
+)
+from .runtimes import RuntimePool
+from .security import HostGuard, RequestGuard, SecurityPolicy, cors_middleware_options, is_loopback
+from .state import ServerState, blocking
+from .static import PackageAssets
+from .turns import ShuttingDown, TurnManager
+from .uploads import UploadStore
+from .warmup import WarmUp
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from ..config import Config
+    from ..runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
+SHUTDOWN_GRACE = 5.0
+# Memory, tasks and export add their module here when they land.
+ROUTE_MODULES = (
+    health,
+    models,
+    chat,
+    sessions,
+    session_turns,
+    tools,
+    config,
+    profiles,
+    uploads,
+    search,
+    openapi,
+    static,
+)
+
+
+def all_routes() -> list[BaseRoute]:
+    return [route for module in ROUTE_MODULES for route in module.routes()]
+
+
+def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
+    """The ASGI app over ``runtime``; ``api_key`` (else ``server.api_key``) guards ``/v1``."""
+    server = runtime.config.server
+    key = api_key or server.api_key or None
+    policy = SecurityPolicy.build(
+        api_key=key,
+        bind_host=server.host,
+        allowed_hosts=server.allowed_hosts,
+        cors_origins=server.cors_origins,
+    )
+    pool = RuntimePool(runtime)
+    tea = ServerState(
+        pool=pool,
+        turns=TurnManager(pool.open_session),
+        uploads=UploadStore(runtime.config.home / "uploads"),
+        assets=PackageAssets(),
+        api_key=key,
+    )
+    middleware = [Middleware(HostGuard, policy=policy)]
+    if policy.cors_origins:
+        middleware.append(
+            Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))
+        )
+    middleware.append(Middleware(RequestGuard, policy=policy))
+    middleware.append(Middleware(WarmUp, runtime=runtime))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # open (and migrate) the database now: a broken one stops the start, not a request
+        await blocking(lambda: runtime.store)
+        try:
+            yield
+        finally:
+            await shutdown(tea)
+
+    app = Starlette(
+        routes=all_routes(),
+        middleware=middleware,
+        exception_handlers={**EXCEPTION_HANDLERS, ShuttingDown: handle_shutting_down},
+        lifespan=lifespan,
+    )
+    app.state.tea = tea
+    return app
+
+
+async def shutdown(tea: ServerState) -> None:
+    """Stop the turns, then close the model clients and the database. Safe to call twice."""
+    await tea.turns.shutdown(SHUTDOWN_GRACE)
+    await tea.pool.aclose()
+
+
+def build_server(app: Starlette, host: str, port: int) -> uvicorn.Server:
+    """A uvicorn server for ``app`` that ends the event streams as soon as shutdown begins."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # Streams following a turn would otherwise hold the connections open until the
+            # graceful timeout; ending the turns first lets them close at once.
+            await app.state.tea.turns.shutdown(SHUTDOWN_GRACE)
+            await super().shutdown(sockets)
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        ws="none",
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=int(SHUTDOWN_GRACE),
+    )
+    return Server(config)
+
+
+def bind_refusal(host: str, api_key: str | None) -> str | None:
+    """Why the server must not listen on ``host`` (None when it may)."""
+    if is_loopback(host) or api_key:
+        return None
+    return (
+        f"refusing to listen on {host} without an API key: anyone on the network could run "
+        "commands; set server.api_key or pass --api-key (or bind 127.0.0.1)"
+    )
+
+
+def serve(
+    config: Config,
+    host: str | None = None,
+    port: int | None = None,
+    api_key: str | None = None,
+) -> int:
+    """Run the server until interrupted; returns the exit code."""
+    from ..errors import TeaAgentError
+    from ..runtime import Runtime
+
+    host = host or config.server.host or "127.0.0.1"
+    port = config.server.port if port is None else port
+    key = api_key or config.server.api_key or None
+    refusal = bind_refusal(host, key)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return EXIT_REFUSED
+    config.server = replace(config.server, host=host, port=port)
+    runtime = Runtime(config)
+    try:
+        runtime.store  # noqa: B018 - open (and migrate) the database before taking requests
+    except TeaAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    server = build_server(create_app(runtime, api_key=key), host, port)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"tea-agent-mini serving http://{shown}:{port}/ (API docs: /docs)", file=sys.stderr)
+    try:
+        server.run()
+    except SystemExit as exc:  # uvicorn exits when it cannot bind the port
+        return int(exc.code or EXIT_FAILED)
+    finally:
+        runtime.close_store()
+    return EXIT_OK if server.started else EXIT_FAILED

@@ -1,0 +1,68 @@
+"""``GET /v1/search?q=``: sessions by title and messages by text (memories and tasks join later)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ...types import Message
+from ..api_errors import ApiError
+from ..bodies import query_int
+from ..spec import endpoint
+from ..state import ServerState, blocking, state
+from .sessions import session_json
+
+SNIPPET_CHARS = 160
+
+
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    at = text.lower().find(query.lower())
+    start = max(0, at - width // 3) if at >= 0 else 0
+    piece = " ".join(text[start : start + width].split())
+    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+
+
+def hit_json(message: Message, query: str) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "session_id": message.topic_id,
+        "role": message.role,
+        "snippet": snippet(message.text, query),
+        "created": message.created_at,
+    }
+
+
+def _find(st: ServerState, query: str, limit: int) -> tuple[list[Any], list[Message]]:
+    store = st.store
+    return store.topics.list(limit=limit, query=query), store.messages.search(query, limit=limit)
+
+
+@endpoint(
+    "Search sessions and messages",
+    tag="search",
+    query={"q": "str - the text to find (required)", "limit": "int - per kind, at most 100"},
+    response="SearchResult",
+)
+async def search(request: Request) -> JSONResponse:
+    query = (request.query_params.get("q") or "").strip()
+    if not query:
+        raise ApiError(400, "query parameter 'q' is required")
+    if len(query) > 500:
+        raise ApiError(400, "query parameter 'q' is longer than 500 characters")
+    limit = query_int(request, "limit", 20, minimum=1, maximum=100)
+    st = state(request)
+    topics, messages = await blocking(_find, st, query, limit)
+    return JSONResponse(
+        {
+            "query": query,
+            "sessions": [session_json(t, st) for t in topics],
+            "messages": [hit_json(m, query) for m in messages],
+        }
+    )
+
+
+def routes() -> list[Route]:
+    return [Route("/v1/search", search, methods=["GET"])]

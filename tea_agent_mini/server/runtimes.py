@@ -1,0 +1,107 @@
+"""The server's runtimes: the active one, one per other profile a request names, and switching.
+
+Only the runtime (composition root) builds stores, toolkits and model clients. A runtime for
+another profile borrows the active one's store and toolkit (one database connection, one tool
+registry per process) and brings its own model clients.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from ..config import Config, load_config, profile_path
+
+if TYPE_CHECKING:
+    from ..agent.session import Session
+    from ..runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+_BORROWED = ("store", "toolkit")
+
+
+def borrow_parts(base: Runtime, config: Config) -> Runtime:
+    """A runtime for ``config`` that shares ``base``'s store and toolkit."""
+    from ..runtime import Runtime
+
+    derived = Runtime(config)
+    # Runtime keeps these in functools.cached_property slots; filling them shares the objects.
+    for name in _BORROWED:
+        derived.__dict__[name] = getattr(base, name)
+    return derived
+
+
+async def close_borrower(runtime: Runtime) -> None:
+    """Close a runtime from :func:`borrow_parts` without closing what it borrowed."""
+    for name in _BORROWED:
+        runtime.__dict__.pop(name, None)
+    await runtime.aclose()
+
+
+class RuntimePool:
+    """The active runtime plus lazily built runtimes for other profiles."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.active = runtime
+        self._others: dict[str, Runtime] = {}
+        self._lock = threading.Lock()  # get() runs in worker threads
+
+    @property
+    def home(self):
+        return self.active.config.home
+
+    def check_profile(self, name: str) -> None:
+        """Raises ConfigError for a name that is not a profile here (never a path)."""
+        path = profile_path(name, self.home)
+        if not path.is_file() and name != self.active.config.profile:
+            raise LookupError(f"no profile named {name!r}")
+
+    def get(self, profile: str | None = None) -> Runtime:
+        """The runtime for ``profile`` (blocking the first time: it reads the profile's YAML).
+
+        Raises:
+            ConfigError: the name is not a valid profile name, or its file is invalid.
+        """
+        if not profile or profile == self.active.config.profile:
+            return self.active
+        with self._lock:
+            runtime = self._others.get(profile)
+            if runtime is None:
+                config = self.load(profile)
+                runtime = self._others[profile] = borrow_parts(self.active, config)
+        return runtime
+
+    def load(self, profile: str) -> Config:
+        """A profile's config carrying over what was fixed at start: server settings, and the
+        workspace when the profile does not name one."""
+        current = self.active.config
+        config = load_config(profile, home=current.home)
+        config.server = current.server
+        if not config.agent.workspace.strip():
+            config.agent.workspace = current.agent.workspace
+        return config
+
+    def open_session(self, topic_id: str, profile: str | None = None) -> Session:
+        return self.get(profile).session(topic_id)
+
+    async def switch(self, config: Config) -> None:
+        """Make ``config`` the active one (the caller makes sure no turn is running)."""
+        runtime = self.active
+        for name in ("main_llm", "cheap_llm"):
+            client = runtime.__dict__.pop(name, None)
+            if client is not None:
+                await client.aclose()
+        runtime.config = config
+        await self._close_others()
+
+    async def _close_others(self) -> None:
+        with self._lock:
+            others, self._others = list(self._others.values()), {}
+        for runtime in others:
+            await close_borrower(runtime)
+
+    async def aclose(self) -> None:
+        await self._close_others()
+        await self.active.aclose()

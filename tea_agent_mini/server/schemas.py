@@ -1,0 +1,264 @@
+"""JSON schemas of the API's bodies, the ``components/schemas`` of the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ui_events import UI_EVENT_TYPES
+
+STR: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+NUM: dict[str, Any] = {"type": "number"}
+BOOL: dict[str, Any] = {"type": "boolean"}
+ANY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+def ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def list_of(item: str) -> dict[str, Any]:
+    return obj({"object": {"const": "list"}, "data": {"type": "array", "items": ref(item)}})
+
+
+USAGE = obj(
+    {"prompt_tokens": INT, "completion_tokens": INT, "total_tokens": INT, "cached_tokens": INT}
+)
+
+SESSION = obj(
+    {
+        "id": STR,
+        "object": {"const": "session"},
+        "title": STR,
+        "created": NUM,
+        "updated": NUM,
+        "profile": STR,
+        "prompt_tokens": INT,
+        "completion_tokens": INT,
+        "total_tokens": INT,
+        "message_count": INT,
+        "system_prompt": nullable(STR),
+        "busy": BOOL,
+        "running": nullable(STR),
+        "queued": INT,
+    },
+    ("id", "title", "created", "updated", "busy", "message_count"),
+)
+
+MESSAGE = obj(
+    {
+        "id": INT,
+        "session_id": STR,
+        "role": {"enum": ["system", "user", "assistant", "tool"]},
+        "content": {"anyOf": [STR, {"type": "array", "items": ANY_OBJECT}, {"type": "null"}]},
+        "reasoning": nullable(STR),
+        "tool_calls": {
+            "type": "array",
+            "items": obj({"id": STR, "name": STR, "arguments": STR}),
+        },
+        "tool_call_id": nullable(STR),
+        "name": nullable(STR),
+        "tokens": INT,
+        "created": NUM,
+    }
+)
+
+QUEUE_ITEM = obj({"id": STR, "position": INT, "text": STR, "attachments": INT, "created": NUM})
+
+UI_EVENT = obj(
+    {
+        "type": {"enum": list(UI_EVENT_TYPES)},
+        "turn": {"type": "string", "description": "id of the queued message the turn runs"},
+        "text": STR,
+        "position": INT,
+        "call_id": STR,
+        "name": STR,
+        "arguments": STR,
+        "ok": BOOL,
+        "preview": STR,
+        "error": nullable(STR),
+        "duration": NUM,
+        "message": STR,
+        "kind": STR,
+        "usage": ref("Usage"),
+        "context": obj({"tokens": INT, "limit": INT}),
+    },
+    ("type", "turn"),
+    description=(
+        "The data of one SSE event (`event:` is the type, `id:` the log id). start {text}; "
+        "queued {position}; token/reasoning {text}; tool_start {call_id, name, arguments}; "
+        "tool_result {call_id, name, ok, preview, error, duration}; notice {message, kind}; "
+        "error {message, kind}; done {text, usage, iterations, finish_reason, context}."
+    ),
+)
+
+CHAT_MESSAGE = obj(
+    {
+        "role": {"enum": ["system", "developer", "user", "assistant"]},
+        "content": {"anyOf": [STR, {"type": "array", "items": ANY_OBJECT}, {"type": "null"}]},
+    },
+    ("role",),
+)
+
+CHAT_REQUEST = obj(
+    {
+        "model": STR,
+        "messages": {"type": "array", "items": ref("ChatMessage"), "minItems": 1},
+        "stream": BOOL,
+        "stream_options": obj({"include_usage": BOOL}),
+        "session_id": {"type": "string", "description": "continue this stored session"},
+        "profile": {"type": "string", "description": "a profile name (never a path)"},
+    },
+    ("messages",),
+)
+
+CHAT_COMPLETION = obj(
+    {
+        "id": STR,
+        "object": {"const": "chat.completion"},
+        "created": INT,
+        "model": STR,
+        "choices": {
+            "type": "array",
+            "items": obj(
+                {
+                    "index": INT,
+                    "message": obj(
+                        {"role": {"const": "assistant"}, "content": STR, "reasoning_content": STR}
+                    ),
+                    "finish_reason": {"enum": ["stop", "length"]},
+                }
+            ),
+        },
+        "usage": ref("Usage"),
+    }
+)
+
+CONFIG_VIEW = obj(
+    {
+        "profile": STR,
+        "model_configured": BOOL,
+        "auth_required": BOOL,
+        "workspace": STR,
+        "config": ANY_OBJECT,
+        "runtime_keys": {"type": "object", "additionalProperties": {"type": "array"}},
+    }
+)
+
+PROFILE = obj({"name": STR, "active": BOOL, "model_name": STR, "api_url": STR, "error": STR})
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "Error": obj(
+        {
+            "error": obj(
+                {"message": STR, "type": STR, "param": nullable(STR), "code": nullable(STR)},
+                ("message", "type"),
+            )
+        },
+        ("error",),
+    ),
+    "Health": obj({"status": {"const": "ok"}, "version": STR}, ("status", "version")),
+    "Model": obj(
+        {"id": STR, "object": {"const": "model"}, "owned_by": STR, "tea_agent": ANY_OBJECT}
+    ),
+    "ModelList": list_of("Model"),
+    "Usage": USAGE,
+    "Session": SESSION,
+    "SessionList": list_of("Session"),
+    "SessionCreate": obj({"title": STR, "system_prompt": STR}),
+    "SessionUpdate": obj({"title": STR, "system_prompt": nullable(STR)}),
+    "Deleted": obj({"id": STR, "object": STR, "deleted": BOOL}),
+    "Message": MESSAGE,
+    "MessageList": list_of("Message"),
+    "MessageCreate": obj(
+        {
+            "content": STR,
+            "attachments": {"type": "array", "items": STR, "description": "upload ids"},
+            "profile": STR,
+        },
+        ("content",),
+    ),
+    "UIEvent": UI_EVENT,
+    "QueueItem": QUEUE_ITEM,
+    "Queue": obj(
+        {
+            "running": nullable(ref("QueueItem")),
+            "data": {"type": "array", "items": ref("QueueItem")},
+        }
+    ),
+    "Cancelled": obj({"cancelled": INT, "id": STR}),
+    "Aborted": obj({"aborted": BOOL}),
+    "Tool": obj(
+        {
+            "name": STR,
+            "description": STR,
+            "parameters": ANY_OBJECT,
+            "mutates": BOOL,
+            "concurrency_safe": BOOL,
+        }
+    ),
+    "ToolList": list_of("Tool"),
+    "ToolRun": obj({"arguments": ANY_OBJECT, "confirm": BOOL, "session_id": STR}),
+    "ToolRunResult": obj(
+        {
+            "name": STR,
+            "ok": BOOL,
+            "output": STR,
+            "error": nullable(STR),
+            "duration": NUM,
+            "truncated": BOOL,
+        }
+    ),
+    "ConfigView": CONFIG_VIEW,
+    "ConfigPatch": obj(
+        {"agent": ANY_OBJECT, "main_model": ANY_OBJECT, "cheap_model": ANY_OBJECT},
+        additionalProperties=False,
+    ),
+    "ProfileSwitch": obj({"profile": STR}, ("profile",)),
+    "Profile": PROFILE,
+    "ProfileList": obj(
+        {
+            "object": {"const": "list"},
+            "active": STR,
+            "data": {"type": "array", "items": ref("Profile")},
+        }
+    ),
+    "ProfileCreate": obj(
+        {
+            "name": STR,
+            "config": ANY_OBJECT,
+            "overwrite": BOOL,
+            "file": {"type": "string", "format": "binary"},
+        },
+        description="JSON: name + config; multipart: name + file (YAML).",
+    ),
+    "ProfileCreated": obj({"name": STR, "model_name": STR, "created": BOOL}),
+    "UploadForm": obj({"file": {"type": "string", "format": "binary"}}, ("file",)),
+    "Upload": obj({"id": STR, "name": STR, "type": STR, "size": INT, "created": NUM, "url": STR}),
+    "SearchResult": obj(
+        {
+            "query": STR,
+            "sessions": {"type": "array", "items": ref("Session")},
+            "messages": {
+                "type": "array",
+                "items": obj(
+                    {"id": INT, "session_id": STR, "role": STR, "snippet": STR, "created": NUM}
+                ),
+            },
+        }
+    ),
+    "ChatMessage": CHAT_MESSAGE,
+    "ChatCompletionRequest": CHAT_REQUEST,
+    "ChatCompletion": CHAT_COMPLETION,
+}

@@ -1,0 +1,104 @@
+"""The UI event encoder: logged turn events -> typed SSE events for the web UI.
+
+Types: ``start``, ``queued``, ``token``, ``reasoning``, ``tool_start``, ``tool_result``,
+``notice``, ``error``, ``done``. Every event carries the log id as its SSE ``id`` (so
+``Last-Event-ID`` resumes) and ``turn``, the id of the queued message it belongs to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..types import (
+    Done,
+    Error,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from .sse import sse_comment, sse_event
+from .turns import Entry, Queued, TurnStarted
+
+PREVIEW_CHARS = 2000
+UI_EVENT_TYPES = (
+    "start",
+    "queued",
+    "token",
+    "reasoning",
+    "tool_start",
+    "tool_result",
+    "notice",
+    "error",
+    "done",
+)
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "cached_tokens": usage.cached_tokens,
+    }
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - limit} characters not shown] …\n{text[-half:]}"
+
+
+def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
+    """(type, data) for one turn event; None for events the UI does not show."""
+    if isinstance(event, TextDelta):
+        return "token", {"text": event.text}
+    if isinstance(event, ReasoningDelta):
+        return "reasoning", {"text": event.text}
+    if isinstance(event, ToolCallStart):
+        return "tool_start", {
+            "call_id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+        }
+    if isinstance(event, ToolResult):
+        return "tool_result", {
+            "call_id": event.call_id,
+            "name": event.name,
+            "ok": event.ok,
+            "preview": preview(event.output if event.ok else ""),
+            "error": event.error,
+            "duration": round(event.duration, 3),
+            "truncated": event.truncated,
+        }
+    if isinstance(event, Notice):
+        return "notice", {"message": event.message, "kind": event.kind}
+    if isinstance(event, Error):
+        return "error", {"message": event.message, "kind": event.kind}
+    if isinstance(event, Done):
+        return "done", {
+            "text": event.text,
+            "usage": usage_dict(event.usage),
+            "iterations": event.iterations,
+            "finish_reason": event.finish_reason,
+            "context": {"tokens": event.context_tokens, "limit": event.context_limit},
+        }
+    if isinstance(event, TurnStarted):
+        return "start", {"text": event.text, "attachments": event.attachments}
+    if isinstance(event, Queued):
+        return "queued", {"position": event.position, "text": event.text}
+    return None
+
+
+def encode_entry(entry: Entry | None) -> bytes | None:
+    """One SSE frame for a log entry (a comment for a heartbeat ``None``)."""
+    if entry is None:
+        return sse_comment("ping")
+    encoded = ui_event(entry.event)
+    if encoded is None:
+        return None
+    kind, data = encoded
+    return sse_event({"type": kind, "turn": entry.turn, **data}, event=kind, id=entry.id)
