@@ -125,11 +125,11 @@ class _Turn:
             stop = self.guard.verdict()
             if stop:
                 yield Notice(stop, kind="loop")
-                yield self._done(stop, iteration, "loop")
+                yield await self._done(stop, iteration, "loop")
                 return
         text = f"Stopped after {settings.max_iterations} iterations without a final answer."
         yield Notice(text, kind="max_iterations")
-        yield self._done(text, settings.max_iterations, "max_iterations")
+        yield await self._done(text, settings.max_iterations, "max_iterations")
 
     async def _call_model(self, tools: list[dict[str, Any]]) -> AsyncIterator[Any]:
         history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
@@ -198,11 +198,14 @@ class _Turn:
         await asyncio.to_thread(self.s._save, message)
         if completion.finish_reason == "length":
             yield Notice("the answer was cut at the model's output limit", kind="length")
-        yield self._done(text, iteration, completion.finish_reason)
+        yield await self._done(text, iteration, completion.finish_reason)
 
-    def _done(self, text: str, iteration: int, finish_reason: str | None) -> Done:
+    async def _done(self, text: str, iteration: int, finish_reason: str | None) -> Done:
         store, topic = self.s.store, self.s.topic_id
-        store.topics.add_usage(topic, self.usage.prompt_tokens, self.usage.completion_tokens)
+        usage = self.usage
+        await asyncio.to_thread(
+            store.topics.add_usage, topic, usage.prompt_tokens, usage.completion_tokens
+        )
         return Done(
             text=text,
             usage=self.usage,
