@@ -24,7 +24,9 @@ from .api_errors import EXCEPTION_HANDLERS, handle_shutting_down
 from .routes import (
     chat,
     config,
+    export,
     health,
+    memory,
     models,
     profiles,
     search,
@@ -51,7 +53,7 @@ log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 SHUTDOWN_GRACE = 5.0
-# Memory, tasks and export add their module here when they land.
+# Tasks add their module here when they land.
 ROUTE_MODULES = (
     health,
     models,
@@ -62,6 +64,8 @@ ROUTE_MODULES = (
     config,
     profiles,
     uploads,
+    memory,
+    export,
     search,
     openapi,
     static,

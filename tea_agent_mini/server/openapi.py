@@ -25,6 +25,9 @@ TAGS = {
     "config": "Configuration and profiles",
     "uploads": "Files to attach to messages",
     "search": "Search",
+    "memory": "Long-term memories",
+    "tasks": "Scheduled tasks and their runs",
+    "export": "Sessions exported as Markdown or PDF",
     "ui": "The web UI",
     "docs": "This documentation",
 }

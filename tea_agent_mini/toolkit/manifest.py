@@ -44,6 +44,7 @@ SHIPPED: dict[str, str] = {
     "introspect": "toolkit_harness_schema and toolkit_self_report: capabilities and health",
     "memory_tool": "toolkit_memory: long-term memory (add, list, search, forget, pin, stats)",
     "mcp_tool": "toolkit_mcp: MCP servers' state and tools (the servers' tools join as mcp_*)",
+    "export_tool": "toolkit_export_last_pdf: the current conversation as a PDF in the workspace",
     "skills_tool": "toolkit_skills: list, load, search and create SKILL.md skills",
     "usertools": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
@@ -54,5 +55,4 @@ EXCLUDED: dict[str, str] = {
     "browser": "needs playwright and a browser build",
     "ocr": "needs PIL and an OCR engine",
     "clipboard": "needs a desktop session (tkinter)",
-    "export_pdf": "the full version needs fpdf; the mini PDF writer lives in tea_agent_mini.export",
 }
