@@ -15,20 +15,27 @@ from .config import Config, load_config
 from .types import ApprovalCallback, AskUserCallback
 
 if TYPE_CHECKING:
-    from .agent.session import Session
+    from .agent.background import BackgroundWorker
+    from .agent.session import Session, UserContent
     from .llm.client import OpenAIChatClient
+    from .llm.tokens import TokenCalibrator
     from .mcp.manager import McpManager
     from .memory.manager import MemoryManager
+    from .scheduler.runner import SchedulerRunner
     from .store import Store
     from .toolkit.registry import Toolkit
-    from .types import Message
+    from .types import Done, Message
 
 log = logging.getLogger(__name__)
+
+SHUTDOWN_DRAIN_SECONDS = 30.0
 
 
 class Runtime:
     def __init__(self, config: Config) -> None:
         self.config = config
+        # the scheduled-task runner, when this process runs one (set by start_scheduler)
+        self.scheduler: SchedulerRunner | None = None
 
     @classmethod
     def from_profile(cls, profile: str | None = None) -> Runtime:
@@ -84,6 +91,20 @@ class Runtime:
 
         cheap = self.cheap_llm if self.config.main_model.is_set else None
         return MemoryManager.from_config(self.store, self.config, cheap)
+
+    @functools.cached_property
+    def background(self) -> BackgroundWorker:
+        """The one worker for follow-up jobs (titles, summaries, memory extraction)."""
+        from .agent.background import BackgroundWorker
+
+        return BackgroundWorker()
+
+    @functools.cached_property
+    def token_calibrator(self) -> TokenCalibrator:
+        """Corrects the main model's token estimates from the prompt_tokens it reports."""
+        from .llm.tokens import TokenCalibrator
+
+        return TokenCalibrator()
 
     def tool_context(
         self,
@@ -141,16 +162,25 @@ class Runtime:
             store=self.store,
             build_context=self.build_context,
             settings=settings,
+            calibrator=self.token_calibrator,
+            after_turn=self.after_turn,
         )
 
-    def build_context(self, session: Session, history: list[Message]) -> list[dict[str, Any]]:
+    def build_context(
+        self, session: Session, history: list[Message], target_tokens: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The request for the session's next model call: L0 (system prompt, memories, skills,
+        mode, unfinished work), L3, L2 and L1 within the budget (see ``context/builder.py``).
+        ``target_tokens`` asks for a harder trim than the usual 80 % of the window."""
         from .agent.prompts import PromptParts, build_system_prompt
-        from .context.history import build_messages
+        from .context.builder import ContextInputs, build_request, load_levels
+        from .context.resume import unfinished_work_section
         from .skills.catalog import skills_prompt_section
         from .skills.loader import load_skills
         from .toolkit.modes import mode_prompt_section
 
-        topic = self.store.topics.get(session.topic_id)
+        topic_id = session.topic_id
+        topic = self.store.topics.get(topic_id)
         query = next((m.text for m in reversed(history) if m.role == "user"), "")
         memories = self.memory.prompt_block(query) if query else ""
         skills = load_skills(self.config.home, self.config.workspace).skills.values()
@@ -160,19 +190,45 @@ class Runtime:
             extra_sections=(
                 memories,
                 skills_prompt_section(skills),
-                mode_prompt_section(self.store, session.topic_id, self.toolkit.names()),
+                mode_prompt_section(self.store, topic_id, self.toolkit.names()),
+                unfinished_work_section(self.store, topic_id),
             ),
             topic_prompt=topic.system_prompt if topic else None,
             approval=self.config.agent.approval,
         )
-        return build_messages(
-            build_system_prompt(parts),
-            history,
-            max_tokens=self.config.main_model.max_context_tokens,
+        settings = getattr(session, "settings", None)
+        max_tokens = (
+            settings.max_context_tokens if settings else self.config.main_model.max_context_tokens
+        )
+        pairs, summary = load_levels(self.store, topic_id)
+        return build_request(
+            ContextInputs(
+                system_prompt=build_system_prompt(parts),
+                history=history,
+                pairs=pairs,
+                summary=summary,
+                max_tokens=max_tokens,
+                target_tokens=target_tokens,
+                tools_tokens=_tools_tokens(session) if max_tokens or target_tokens else 0,
+                calibrator=self.token_calibrator,
+            )
         )
 
+    def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
+        """Queue a finished turn's follow-up jobs on the background worker."""
+        from .context.upkeep import TurnUpkeep
+        from .types import Message
+
+        upkeep = TurnUpkeep(self.store, self.cheap_llm, self.memory)
+        text = Message(role="user", content=content).text
+        for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
+            self.background.submit(name, job, time_cap=time_cap)
+
     async def aclose(self) -> None:
-        """Close network clients and the database."""
+        """Finish the background jobs (for a while), then close network clients and the database."""
+        background = self.__dict__.pop("background", None)
+        if background is not None:
+            await background.aclose(timeout=SHUTDOWN_DRAIN_SECONDS)
         for name in ("main_llm", "cheap_llm"):
             client = self.__dict__.pop(name, None)
             if client is not None:
@@ -189,3 +245,11 @@ class Runtime:
         store = self.__dict__.pop("store", None)
         if store is not None:
             store.close()
+
+
+def _tools_tokens(session: Any) -> int:
+    """Estimated tokens of the tool schemas the session sends (0 for a bare session-like)."""
+    from .llm.tokens import estimate_tools_tokens
+
+    executor = getattr(session, "executor", None)
+    return estimate_tools_tokens(session.tools) if executor is not None else 0

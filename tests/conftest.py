@@ -33,9 +33,12 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def scripted_server():
+    from tests.fakes.background import answer_background
     from tests.fakes.scripted_server import ScriptedServer
 
     with ScriptedServer() as server:
+        # title, summary and memory-extraction prompts are answered by rule, never from the queue
+        answer_background(server)
         yield server
 
 

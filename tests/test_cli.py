@@ -12,6 +12,7 @@ import pytest
 import tomllib
 
 from tea_agent_mini import __version__
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +57,7 @@ def test_run_performs_a_multi_step_tool_task(model_config, scripted_server, work
     assert result.stdout.strip() == "data.csv has 2 data rows."
     assert "toolkit_file" in result.stderr and "toolkit_exec" in result.stderr
     assert (workspace / "data.csv").exists()
-    exec_output = scripted_server.requests[2]["messages"][-1]["content"]
+    exec_output = turn_requests(scripted_server)[2]["messages"][-1]["content"]
     assert "2" in exec_output and "exit code: 0" in exec_output.lower()
 
 
@@ -195,8 +196,8 @@ def test_chat_repl(model_config, scripted_server):
     assert result.returncode == 0, result.stderr
     assert "Hi from chat." in result.stdout and "Second topic." in result.stdout
     assert result.stderr.count("topic ") >= 2
-    assert len(scripted_server.requests) == 2
-    assert len(scripted_server.requests[1]["messages"]) == 2  # the new topic starts fresh
+    assert len(turn_requests(scripted_server)) == 2
+    assert len(turn_requests(scripted_server)[1]["messages"]) == 2  # the new topic starts fresh
 
 
 def test_import_is_cheap():
@@ -255,7 +256,7 @@ def test_chat_ctrl_c_cancels_the_turn_not_the_program(model_config, scripted_ser
         proc.stdin.write("tell me a long story\n")
         proc.stdin.flush()
         deadline = time.monotonic() + 20
-        while not scripted_server.requests and time.monotonic() < deadline:
+        while not turn_requests(scripted_server) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.5)  # the answer is streaming now
         proc.send_signal(signal.SIGINT)
@@ -265,4 +266,4 @@ def test_chat_ctrl_c_cancels_the_turn_not_the_program(model_config, scripted_ser
     assert proc.returncode == 0, err
     assert "[cancelled]" in err
     assert "Still here." in out
-    assert len(scripted_server.requests) == 2
+    assert len(turn_requests(scripted_server)) == 2

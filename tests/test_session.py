@@ -22,6 +22,7 @@ from tea_agent_mini.types import (
     ToolResult,
     Usage,
 )
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 
 
@@ -55,7 +56,7 @@ def test_text_turn_streams_and_persists(model_config, scripted_server):
     assert isinstance(done, Done) and done.text == "Hello there, friend." and done.iterations == 1
     assert [m.role for m in history] == ["user", "assistant"]
     assert history[1].reasoning == "User greets me."
-    request = scripted_server.requests[0]
+    request = turn_requests(scripted_server)[0]
     assert request["messages"][0]["role"] == "system"
     assert request["messages"][-1] == {"role": "user", "content": "hi"}
     assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
@@ -84,7 +85,7 @@ def test_multi_step_tool_task(model_config, scripted_server, workspace: Path):
     roles = [m.role for m in history]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     # The model saw the tool output in its next request.
-    third = scripted_server.requests[2]["messages"]
+    third = turn_requests(scripted_server)[2]["messages"]
     assert third[-1]["role"] == "tool" and "3" in third[-1]["content"]
     assert third[-2]["tool_calls"][0]["function"]["name"] == "toolkit_exec"
 
@@ -174,7 +175,7 @@ def test_repeated_failing_call_stops_the_loop(model_config, scripted_server):
     events, history, _ = run_turn("read it")
     assert any(isinstance(e, Notice) and e.kind == "loop" for e in events)
     assert isinstance(events[-1], Done) and events[-1].finish_reason == "loop"
-    assert len(scripted_server.requests) == 3
+    assert len(turn_requests(scripted_server)) == 3
     assert history[-1].role == "tool"
 
 
@@ -184,7 +185,7 @@ def test_max_iterations(scripted_server, write_config, workspace):
     scripted_server.push(*[Reply(tool_calls=[call("toolkit_gettime", {})]) for _ in range(3)])
     events, _, _ = run_turn("loop")
     assert isinstance(events[-1], Done) and events[-1].finish_reason == "max_iterations"
-    assert len(scripted_server.requests) == 2
+    assert len(turn_requests(scripted_server)) == 2
 
 
 def test_upstream_500_twice_then_success(model_config, scripted_server):
@@ -213,7 +214,7 @@ def test_context_too_long_trims_and_retries_once(model_config, scripted_server):
 def test_agents_md_joins_the_system_prompt(model_config, scripted_server, workspace: Path):
     (workspace / "AGENTS.md").write_text("Always answer in French.")
     run_turn("hi")
-    system = scripted_server.requests[0]["messages"][0]["content"]
+    system = turn_requests(scripted_server)[0]["messages"][0]["content"]
     assert "Always answer in French." in system and str(workspace) in system
 
 
@@ -229,7 +230,7 @@ def test_topic_resumes_after_restart(model_config, scripted_server):
         "second question",
         "second answer",
     ]
-    sent = [m.get("content") for m in scripted_server.requests[1]["messages"][1:]]
+    sent = [m.get("content") for m in turn_requests(scripted_server)[1]["messages"][1:]]
     assert sent == ["first question", "first answer", "second question"]
 
 
@@ -288,7 +289,7 @@ def test_agent_facade_runs_a_prompt(model_config, scripted_server, workspace):
     assert agent.run("answer?") == "42"
     scripted_server.push(Reply(text="43"))
     assert agent.run("again?") == "43"
-    assert len(scripted_server.requests[1]["messages"]) == 4  # system, user, answer, user
+    assert len(turn_requests(scripted_server)[1]["messages"]) == 4  # system, user, answer, user
 
 
 def test_relevant_memories_join_the_system_prompt(model_config, scripted_server):
@@ -303,5 +304,5 @@ def test_relevant_memories_join_the_system_prompt(model_config, scripted_server)
 
     events = asyncio.run(go())
     assert isinstance(events[-1], Done)
-    system = scripted_server.requests[0]["messages"][0]["content"]
+    system = turn_requests(scripted_server)[0]["messages"][0]["content"]
     assert "Miso" in system

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextTooLong, LLMError, RateLimited, StreamInterrupted
 from ..types import (
@@ -29,6 +29,9 @@ from ..types import (
 )
 from .loopguard import LoopGuard
 
+if TYPE_CHECKING:
+    from ..llm.tokens import TokenCalibrator
+
 log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
@@ -43,8 +46,11 @@ class TurnSettings:
 class Session:
     """A topic plus what a turn needs: the model, the tools, the store and the prompt builder.
 
-    ``build_context(session, history) -> list[dict]`` turns stored messages into the request; the
-    runtime supplies it so memory and skills can join without the loop knowing about them.
+    ``build_context(session, history[, target_tokens]) -> list[dict]`` turns stored messages into
+    the request (``target_tokens``: trim harder, after a context-length error); the runtime
+    supplies it so memory and skills can join without the loop knowing about them. The
+    ``calibrator`` learns from each call's reported prompt_tokens; ``after_turn(session, content,
+    done)`` is called as a turn finishes (the runtime queues its background jobs there).
     """
 
     def __init__(
@@ -54,8 +60,10 @@ class Session:
         llm: ChatModel,
         executor: Any,
         store: Any,
-        build_context: Callable[[Session, list[Message]], list[dict[str, Any]]],
+        build_context: Callable[..., list[dict[str, Any]]],
         settings: TurnSettings = TurnSettings(),
+        calibrator: TokenCalibrator | None = None,
+        after_turn: Callable[[Session, UserContent, Done], None] | None = None,
     ) -> None:
         self.topic_id = topic_id
         self.llm = llm
@@ -63,6 +71,8 @@ class Session:
         self.store = store
         self.build_context = build_context
         self.settings = settings
+        self.calibrator = calibrator
+        self.after_turn = after_turn
         self.last_context_tokens = 0
 
     @property
@@ -77,6 +87,9 @@ class Session:
         await asyncio.to_thread(self._save, Message(role="user", content=content))
         turn = _Turn(self)
         async for event in turn.run():
+            # before yielding: a consumer may stop iterating at Done
+            if isinstance(event, Done) and self.after_turn is not None:
+                self.after_turn(self, content, event)
             yield event
 
 
@@ -87,7 +100,7 @@ class _Turn:
         self.s = session
         self.usage = Usage()
         self.guard = LoopGuard()
-        self.trimmed = False
+        self.hard_target: int | None = None  # set after a context-length error
 
     async def run(self) -> AsyncIterator[Event]:
         from ..llm.textcalls import extract_text_tool_calls
@@ -132,21 +145,29 @@ class _Turn:
         yield await self._done(text, settings.max_iterations, "max_iterations")
 
     async def _call_model(self, tools: list[dict[str, Any]]) -> AsyncIterator[Any]:
-        history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
-        messages = await asyncio.to_thread(self.s.build_context, self.s, history)
-        if self.trimmed:
-            messages = _harder_trim(messages)
-        from ..llm.tokens import estimate_messages_tokens
+        from ..context.budget import hard_target
+        from ..llm.tokens import estimate_messages_tokens, estimate_tools_tokens
 
-        self.s.last_context_tokens = estimate_messages_tokens(messages)
+        history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
+        extra = (self.hard_target,) if self.hard_target else ()
+        messages = await asyncio.to_thread(self.s.build_context, self.s, history, *extra)
+        tools_estimate = estimate_tools_tokens(tools)
+        estimate = estimate_messages_tokens(messages) + tools_estimate
+        calibrator = self.s.calibrator
+        calibrate = calibrator.apply if calibrator else int
+        self.s.last_context_tokens = calibrate(estimate)
         try:
             async for event in self.s.llm.stream(messages, tools or None):
+                if isinstance(event, Completion) and event.usage and calibrator is not None:
+                    calibrator.observe(estimate, event.usage.prompt_tokens)
                 yield event
         except ContextTooLong as exc:
-            if self.trimmed:
+            if self.hard_target:
                 yield Error(str(exc), kind="context")
                 return
-            self.trimmed = True
+            max_tokens = self.s.settings.max_context_tokens
+            refused = self.s.last_context_tokens
+            self.hard_target = hard_target(refused, max_tokens, calibrate(tools_estimate))
             yield Notice("context too long for the model; trimming history and retrying", "trim")
             async for event in self._call_model(tools):
                 yield event
@@ -228,13 +249,3 @@ def _tool_message(result: ToolResult) -> Message:
 
 def _arguments_of(calls: list[ToolCall], call_id: str) -> str:
     return next((c.arguments for c in calls if c.id == call_id), "")
-
-
-def _harder_trim(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """After a context-length error: keep the system prompt and the last user turn only."""
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-    kept = [messages[0], *messages[last_user:]] if last_user else messages
-    return [
-        {**m, "content": m["content"][:4096]} if isinstance(m.get("content"), str) else m
-        for m in kept
-    ]

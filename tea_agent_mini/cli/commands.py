@@ -150,3 +150,52 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return serve(load(args), host=args.host, port=args.port, api_key=args.api_key)
+
+
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    asyncio.run(_run_scheduler(load(args)))
+    print("scheduler stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+async def _run_scheduler(config: Config) -> None:
+    from ..runtime import Runtime
+    from ..scheduler.service import run_headless
+
+    def ready(count: int) -> None:
+        print(
+            f"scheduler running: {count} enabled task(s) in {config.db_path}; "
+            "Ctrl-C or SIGTERM stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    runtime = Runtime(config)
+    try:
+        await run_headless(runtime, on_ready=ready)
+    finally:
+        await runtime.aclose()
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    """The scheduler tool's actions from the command line (same checks, same output)."""
+    from ..errors import ToolError
+    from ..runtime import Runtime
+    from ..toolkit.context import ToolContext
+    from ..toolkit.scheduler_tool import toolkit_scheduler
+
+    config = load(args)
+    runtime = Runtime(config)
+    options = ("name", "schedule", "prompt", "tz", "kind", "timeout", "notify")
+    given = {key: getattr(args, key) for key in options}
+    given["command"] = args.shell_command
+    try:
+        # no toolkit here: loading it would start the configured MCP servers for nothing
+        ctx = ToolContext(config.workspace, config.home, store=runtime.store, runtime=runtime)
+        print(toolkit_scheduler(ctx, args.action, id=args.id, count=args.count, **given))
+    except ToolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        runtime.close_store()
+    return EXIT_OK

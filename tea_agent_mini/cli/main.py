@@ -45,6 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", parents=[common], help="list the available tools")
     tools.add_argument("--json", action="store_true", help="print the tools as JSON")
 
+    sub.add_parser("scheduler", parents=[common], help="run scheduled tasks (no web server)")
+    tasks = sub.add_parser("tasks", parents=[common], help="list, add, change or run tasks")
+    tasks.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        help="list (default), add, update, delete, enable, disable, run_now, history or test",
+    )
+    tasks.add_argument("id", nargs="?", help="the task's id or name")
+    for option in ("--name", "--schedule", "--prompt", "--tz", "--kind"):
+        tasks.add_argument(option)
+    # not dest "command": that one names the subcommand
+    tasks.add_argument("--command", dest="shell_command", help="shell command of a shell task")
+    tasks.add_argument("--timeout", type=float, help="seconds (default 300)")
+    tasks.add_argument("--count", type=int, help="fire times to show (test) or runs (history)")
+    tasks.add_argument("--notify", action="store_true", default=None, help="notify when done")
+
     sub.add_parser("doctor", parents=[common], help="check config, model, database, features")
     sub.add_parser("version", parents=[common], help="print the version")
     return parser

@@ -1,7 +1,14 @@
-"""Turning stored messages into the list sent to the model, inside a token budget.
+"""L1: the raw messages of the most recent user turns, made valid and lean for the request.
 
-This is the L0 + L1 part of the history: the system prompt and the topic's own messages. Tool-call
-and tool-result pairs are kept consistent (no orphan tool messages, no unanswered calls).
+How L1 and L2 split the stored history: L1 is the raw messages of the last ``RECENT_TURNS`` user
+turns (the current one included); every older turn reaches the model only through L2 (its
+recorded pair, injected when relevant) or L3 (the summary of pairs that left the ring). So the
+request for turn 300 carries 10 turns of raw messages, however long the topic is. L2 pairs of
+turns still inside L1 are never injected (they would repeat it).
+
+Within L1, tool outputs older than ``FULL_TOOL_TURNS`` user turns become placeholders stating
+their size, and tool-call/tool-result pairs are kept consistent (no orphan tool messages, no
+unanswered calls).
 """
 
 from __future__ import annotations
@@ -11,8 +18,21 @@ from typing import Any
 
 from ..types import Message
 
-BUDGET_FILL = 0.8  # start trimming when the estimate passes 80 % of the window
-MAX_TEXT_CHARS = 4096
+__all__ = [
+    "FULL_TOOL_TURNS",
+    "RECENT_TURNS",
+    "consistent",
+    "placeholder_for",
+    "replaceable",
+    "recent_messages",
+    "to_request",
+    "user_turn_starts",
+]
+
+RECENT_TURNS = 10  # must stay below summary.RING_KEEP, so no turn is in neither L1 nor L2
+FULL_TOOL_TURNS = 3
+MIN_PLACEHOLDER_CHARS = 200  # shorter outputs cost less than the placeholder would
+PLACEHOLDER_PREFIX = "[tool output omitted to save context: "
 
 
 def consistent(history: Sequence[Message]) -> list[Message]:
@@ -45,33 +65,55 @@ def user_turn_starts(history: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(history) if m.role == "user"]
 
 
-def build_messages(
-    system_prompt: str, history: Sequence[Message], *, max_tokens: int = 0
+def recent_messages(history: Sequence[Message], turns: int = RECENT_TURNS) -> list[Message]:
+    """The messages of the last ``turns`` user turns (from a user message on), made consistent.
+
+    Without any user message (an odd history) the whole history is kept.
+    """
+    starts = user_turn_starts(history)
+    if not starts:
+        return consistent(history)
+    return consistent(history[starts[max(0, len(starts) - turns)] :])
+
+
+def placeholder_for(content: str, turns_ago: int | None = None) -> str:
+    """What replaces an old tool output: its size, and how to get it back."""
+    from ..llm.tokens import estimate_text_tokens
+
+    when = f" from {turns_ago} turns ago" if turns_ago else ""
+    return (
+        f"{PLACEHOLDER_PREFIX}{len(content)} characters, ~{estimate_text_tokens(content)} "
+        f"tokens{when}; run the tool again if it is needed]"
+    )
+
+
+def replaceable(content: Any) -> bool:
+    """Whether a tool output is worth replacing by a placeholder."""
+    return (
+        isinstance(content, str)
+        and len(content) > MIN_PLACEHOLDER_CHARS
+        and not content.startswith(PLACEHOLDER_PREFIX)
+    )
+
+
+def to_request(
+    messages: Sequence[Message],
+    *,
+    full_tool_turns: int = FULL_TOOL_TURNS,
+    include_reasoning: bool = False,
 ) -> list[dict[str, Any]]:
-    """System prompt + consistent history; whole old turns dropped first when over budget."""
-    from ..llm.tokens import estimate_messages_tokens
-
-    messages = consistent(history)
-    system = {"role": "system", "content": system_prompt}
-    payload = [system, *(m.to_openai() for m in messages)]
-    if max_tokens <= 0:
-        return payload
-    limit = int(max_tokens * BUDGET_FILL)
-    starts = user_turn_starts(messages)
-    # Drop the oldest user turns (keeping the current one) until the estimate fits.
-    while estimate_messages_tokens(payload) > limit and len(starts) > 1:
-        messages = messages[starts[1] :]
-        starts = user_turn_starts(messages)
-        payload = [system, *(m.to_openai() for m in messages)]
-    if estimate_messages_tokens(payload) > limit:
-        payload = [system, *(_shorten(m) for m in payload[1:])]
-    return payload
-
-
-def _shorten(message: dict[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
-    if isinstance(content, str) and len(content) > MAX_TEXT_CHARS:
-        cut = len(content) - MAX_TEXT_CHARS
-        head, tail = content[: MAX_TEXT_CHARS // 2], content[-MAX_TEXT_CHARS // 2 :]
-        return {**message, "content": f"{head}\n[... {cut} characters cut to fit ...]\n{tail}"}
-    return message
+    """``messages`` (consistent, starting at a user turn) as request dicts, with the tool outputs
+    of turns older than the last ``full_tool_turns`` user turns replaced by placeholders."""
+    total = sum(1 for m in messages if m.role == "user")
+    seen = 0
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "user":
+            seen += 1
+        age = total - seen  # 0: the current turn
+        data = message.to_openai(include_reasoning=include_reasoning and age == 0)
+        content = data.get("content")
+        if message.role == "tool" and age >= full_tool_turns and replaceable(content):
+            data["content"] = placeholder_for(content, age)
+        out.append(data)
+    return out

@@ -106,9 +106,13 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # open (and migrate) the database now: a broken one stops the start, not a request
         await blocking(lambda: runtime.store)
+        from ..scheduler.service import start_scheduler, stop_scheduler
+
+        await start_scheduler(runtime)  # scheduled tasks run inside the server process
         try:
             yield
         finally:
+            await stop_scheduler(runtime)
             await shutdown(tea)
 
     app = Starlette(

@@ -13,6 +13,7 @@ from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
 from .state import StateRepository, topic_scope
+from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ __all__ = [
     "MessageRepository",
     "StateRepository",
     "Store",
+    "Task",
+    "TaskRepository",
+    "TaskRun",
     "Topic",
     "TopicRepository",
     "topic_scope",
@@ -53,6 +57,7 @@ class Store:
         self.messages = MessageRepository(db)
         self.state = StateRepository(db)
         self.memories = MemoryRepository(db)
+        self.tasks = TaskRepository(db)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:

@@ -99,9 +99,89 @@ def _memories(db: Database) -> None:
         log.info("SQLite has no FTS5 here; memory keyword search will use LIKE")
 
 
+def _tasks(db: Database) -> None:
+    db.execute(
+        """CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            kind TEXT NOT NULL CHECK (kind IN ('shell', 'prompt')),
+            schedule TEXT NOT NULL,
+            tz TEXT,
+            command TEXT,
+            prompt TEXT,
+            topic_id TEXT REFERENCES topics (id) ON DELETE SET NULL,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            anchor_at REAL NOT NULL,
+            next_run_at REAL,
+            last_run_at REAL,
+            grace_seconds REAL NOT NULL DEFAULT 600,
+            timeout REAL NOT NULL DEFAULT 300,
+            notify INTEGER NOT NULL DEFAULT 0,
+            lease_owner TEXT,
+            lease_until REAL NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute("CREATE INDEX tasks_due ON tasks (enabled, next_run_at)")
+    db.execute(
+        """CREATE TABLE task_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+            status TEXT NOT NULL CHECK (status IN
+                ('running', 'ok', 'failed', 'missed', 'timeout', 'skipped')),
+            scheduled_for REAL,
+            started_at REAL,
+            ended_at REAL,
+            exit_code INTEGER,
+            output TEXT NOT NULL DEFAULT '',
+            error TEXT,
+            topic_id TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX task_runs_by_task ON task_runs (task_id, id)")
+
+
+def _context_levels(db: Database) -> None:
+    # L2 ring and L3 summary of the history levels; why tables: see context/records.py
+    db.execute(
+        """CREATE TABLE context_pairs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
+            user_message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+            answer_message_id INTEGER,
+            user_text TEXT NOT NULL,
+            answer_text TEXT NOT NULL,
+            thinking TEXT NOT NULL DEFAULT '',
+            files TEXT NOT NULL DEFAULT '[]',
+            tools TEXT NOT NULL DEFAULT '[]',
+            terms TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            UNIQUE (topic_id, user_message_id)
+        )"""
+    )
+    # deleting a message looks its pairs up by this column (the cascade above)
+    db.execute("CREATE INDEX context_pairs_by_message ON context_pairs (user_message_id)")
+    db.execute(
+        """CREATE TABLE context_summaries (
+            topic_id TEXT PRIMARY KEY REFERENCES topics (id) ON DELETE CASCADE,
+            content TEXT NOT NULL DEFAULT '',
+            tool_recap TEXT NOT NULL DEFAULT '{}',
+            pairs_covered INTEGER NOT NULL DEFAULT 0,
+            last_message_id INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL,
+            failures INTEGER NOT NULL DEFAULT 0,
+            retry_at REAL NOT NULL DEFAULT 0,
+            last_error TEXT NOT NULL DEFAULT ''
+        ) WITHOUT ROWID"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
+    (3, "tasks", _tasks),
+    (4, "context_levels", _context_levels),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -45,6 +45,7 @@ SHIPPED: dict[str, str] = {
     "memory_tool": "toolkit_memory: long-term memory (add, list, search, forget, pin, stats)",
     "mcp_tool": "toolkit_mcp: MCP servers' state and tools (the servers' tools join as mcp_*)",
     "export_tool": "toolkit_export_last_pdf: the current conversation as a PDF in the workspace",
+    "scheduler_tool": "toolkit_scheduler: scheduled shell/prompt tasks (add, run_now, history ...)",
     "skills_tool": "toolkit_skills: list, load, search and create SKILL.md skills",
     "usertools": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",

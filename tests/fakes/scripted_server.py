@@ -110,9 +110,10 @@ class ScriptedServer:
 
     def on(self, predicate: Predicate, reply: Reply | Callable[[dict], Reply]) -> None:
         """Answer every request matching ``predicate`` with ``reply`` (or ``reply(request)``),
-        before the queue is consulted; e.g. to keep background title requests off the script."""
+        before the queue is consulted; e.g. to keep background title requests off the script.
+        The newest rule wins, so a test can override a fixture's default rule."""
         with self._lock:
-            self._rules.append((predicate, reply))
+            self._rules.insert(0, (predicate, reply))
 
     def reset(self) -> None:
         """Forget queued replies, rules and recorded requests."""

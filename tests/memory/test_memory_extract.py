@@ -15,6 +15,7 @@ from tea_agent_mini.memory.manager import MemoryManager
 from tea_agent_mini.memory.model import Priority
 from tea_agent_mini.store import Store
 from tests.fakes import Reply
+from tests.fakes.background import is_extraction
 
 NOW = 1_700_000_000.0
 DAY = 86400.0
@@ -95,7 +96,8 @@ def test_single_object_and_unknown_kind():
 
 
 def test_extraction_end_to_end_with_the_scripted_model(tmp_path, scripted_server):
-    scripted_server.push(Reply(text="```json\n" + json.dumps({"memories": ITEMS}) + "\n```"))
+    answer = Reply(text="```json\n" + json.dumps({"memories": ITEMS}) + "\n```")
+    scripted_server.on(is_extraction, answer)  # overrides the fixture's empty default
     llm = OpenAIChatClient(ModelConfig(api_url=scripted_server.base_url, model_name="m"))
 
     async def run(manager):
@@ -123,7 +125,7 @@ def test_extraction_end_to_end_with_the_scripted_model(tmp_path, scripted_server
 
 
 def test_a_failing_model_yields_no_memories(tmp_path, scripted_server):
-    scripted_server.push(Reply(status=400, error_message="bad request"))
+    scripted_server.on(is_extraction, Reply(status=400, error_message="bad request"))
     config = ModelConfig(api_url=scripted_server.base_url, model_name="m", max_retries=0)
     llm = OpenAIChatClient(config)
 

@@ -1,0 +1,62 @@
+"""L0's "unfinished work" section: the topic's open plan and todo list, so a turn can resume them.
+
+The shapes are those of ``toolkit/plan.py`` (state key "plan") and ``toolkit/todo.py`` (state
+key "todo"); their own parsers and renderers are reused so the section reads like the tools'
+output the model already knows.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import StoreError
+from ..store.state import topic_scope
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["unfinished_work_section"]
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 3000
+HEADER = (
+    "Unfinished work in this conversation (continue it when the user asks to go on; keep the "
+    "plan and todo list up to date with their tools):"
+)
+
+
+def unfinished_work_section(store: Store, topic_id: str) -> str:
+    """The open plan and todo list of the topic as a prompt section, or "" when all is done."""
+    try:
+        state = store.state.items(topic_scope(topic_id))
+    except StoreError as exc:  # a damaged value must not cost the turn its prompt
+        log.warning("cannot read the plan and todo list of %s: %s", topic_id, exc)
+        return ""
+    parts = [
+        part for part in (_plan_text(state.get("plan")), _todo_text(state.get("todo"))) if part
+    ]
+    if not parts:
+        return ""
+    text = HEADER + "\n" + "\n\n".join(parts)
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+
+
+def _plan_text(raw: Any) -> str:
+    from ..toolkit.plan import Plan, render
+
+    plan = Plan.from_state(raw)
+    return render(plan) if plan is not None and plan.unfinished else ""
+
+
+def _todo_text(raw: Any) -> str:
+    from ..toolkit.todo import TodoItem, render
+
+    entries = raw.get("items", []) if isinstance(raw, dict) else []
+    items = [
+        TodoItem(int(e.get("id", 0)), str(e.get("text", "")), str(e.get("status", "pending")))
+        for e in entries
+        if isinstance(e, dict)
+    ]
+    return render(items) if any(item.status != "done" for item in items) else ""

@@ -1,0 +1,96 @@
+"""What happens after a turn, on the background worker: title, L2 record, L2→L3 summary, memory.
+
+    upkeep = TurnUpkeep(store, cheap_llm, memory)
+    for name, job in upkeep.jobs(topic_id, user_text, done):
+        worker.submit(name, job)
+
+Each job reads and writes the store in worker threads and calls the cheap model with a time cap
+of its own; none of them can fail a turn (the worker logs what they raise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .pairs import record_pairs
+from .records import ContextRecords
+from .summary import SUMMARY_TIMEOUT, summarise_if_due
+from .title import generate_title
+
+if TYPE_CHECKING:
+    from ..memory.manager import MemoryManager
+    from ..store import Store
+    from ..types import ChatModel, Done
+
+__all__ = ["TurnUpkeep"]
+
+log = logging.getLogger(__name__)
+
+TITLE_TIMEOUT = 30.0
+EXTRACT_TIMEOUT = 60.0
+# Turns that ended without a real answer teach nothing worth remembering.
+_NO_ANSWER = frozenset({"loop", "max_iterations"})
+
+Job = Callable[[], Awaitable[Any]]
+
+
+@dataclass
+class TurnUpkeep:
+    """The follow-up jobs of finished turns; ``cheap_llm`` None means first-words titles and no
+    summaries (raw pairs are still recorded), ``memory`` None means no extraction."""
+
+    store: Store
+    cheap_llm: ChatModel | None = None
+    memory: MemoryManager | None = None
+    clock: Callable[[], float] = time.time
+    summary_timeout: float = SUMMARY_TIMEOUT
+    records: ContextRecords = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.records = ContextRecords(self.store.db)
+
+    def jobs(self, topic_id: str, user_text: str, done: Done) -> list[tuple[str, Job, float]]:
+        """(name, job, time cap) for the worker, in the order they should run."""
+        jobs: list[tuple[str, Job, float]] = [
+            ("title", lambda: self.title(topic_id, user_text, done.text), TITLE_TIMEOUT),
+            ("history", lambda: self.history(topic_id), self.summary_timeout + 10),
+        ]
+        if self.memory is not None and done.finish_reason not in _NO_ANSWER:
+            jobs.append(
+                ("memory", lambda: self.extract(topic_id, user_text, done.text), EXTRACT_TIMEOUT)
+            )
+        return jobs
+
+    async def title(self, topic_id: str, user_text: str, answer_text: str) -> str | None:
+        """Give an untitled topic a title; None when it already had one."""
+        topic = await asyncio.to_thread(self.store.topics.get, topic_id)
+        if topic is None or topic.title:
+            return None
+        title = await generate_title(self.cheap_llm, user_text, answer_text)
+        # the user may have named the topic while the model was thinking
+        topic = await asyncio.to_thread(self.store.topics.get, topic_id)
+        if topic is None or topic.title:
+            return None
+        await asyncio.to_thread(self.store.topics.rename, topic_id, title)
+        return title
+
+    async def history(self, topic_id: str) -> bool:
+        """Record the new L2 pairs, then summarise the ring into L3 when it is full."""
+        await asyncio.to_thread(record_pairs, self.store, self.records, topic_id, self.clock())
+        if self.cheap_llm is None:
+            return False
+        return await summarise_if_due(
+            self.records, self.cheap_llm, topic_id, self.clock, timeout=self.summary_timeout
+        )
+
+    async def extract(self, topic_id: str, user_text: str, answer_text: str) -> int:
+        """Long-term memories from the turn (see ``MemoryManager.extract_from_turn``)."""
+        if self.memory is None or not user_text.strip():
+            return 0
+        outcomes = await self.memory.extract_from_turn(user_text, answer_text, topic_id)
+        return len(outcomes)

@@ -1,0 +1,188 @@
+"""toolkit_scheduler: the model's access to scheduled tasks (shell commands or agent prompts).
+
+Everything goes through ``scheduler.service.TaskService``, the same checks the CLI and the REST
+routes use. ``run_now`` waits for the run and shows its outcome; in the server it runs on the
+server's scheduler, elsewhere on a short-lived runtime of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tea_agent_mini.errors import ToolError
+from tea_agent_mini.scheduler.cron import ScheduleError
+from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.registry import tool
+
+ACTIONS = ("list", "add", "update", "delete", "enable", "disable", "run_now", "history", "test")
+MUTATING = ("add", "update", "delete", "enable", "disable", "run_now")
+DEFAULT_COUNT = 5
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "action": {
+            "type": "string",
+            "enum": list(ACTIONS),
+            "description": "list tasks; add one; update/delete/enable/disable one; run_now "
+            "(run it at once and show the result); history (its recent runs); test (show the "
+            "next fire times of a schedule without saving anything)",
+        },
+        "id": {
+            "type": ["integer", "string"],
+            "description": "[update/delete/enable/disable/run_now/history] the task's id or name",
+        },
+        "name": {"type": "string", "description": "[add/update] a short unique name"},
+        "schedule": {
+            "type": "string",
+            "description": "[add/update/test] once:2026-12-24T18:00 | interval:SECONDS | "
+            "hourly:MM | daily:HH:MM | weekly:mon,fri:HH:MM | cron:MIN HOUR DOM MON DOW "
+            "(five fields, e.g. cron:*/15 9-17 * * mon-fri)",
+        },
+        "tz": {
+            "type": "string",
+            "description": "[add/update/test] IANA time zone such as Europe/Berlin "
+            "(default: the machine's local zone)",
+        },
+        "kind": {
+            "type": "string",
+            "enum": ["shell", "prompt"],
+            "description": "[add/update] shell (run a command) or prompt (run an agent turn); "
+            "implied by giving command or prompt",
+        },
+        "command": {
+            "type": "string",
+            "description": "[add/update] shell command, run in the workspace",
+        },
+        "prompt": {
+            "type": "string",
+            "description": "[add/update] what to ask the agent; each run is a turn in the "
+            "task's own session",
+        },
+        "timeout": {
+            "type": "number",
+            "description": "[add/update] seconds (default 300; for commands: without activity)",
+        },
+        "grace_seconds": {
+            "type": "number",
+            "description": "[add/update] a run missed while nothing was running still runs if "
+            "at most this late (default 600)",
+        },
+        "notify": {
+            "type": "boolean",
+            "description": "[add/update] notify the user when a run finishes",
+        },
+        "count": {
+            "type": "integer",
+            "description": f"[test] how many fire times (default {DEFAULT_COUNT}) / "
+            "[history] how many runs",
+        },
+    },
+    "required": ["action"],
+}
+
+
+@tool(
+    "toolkit_scheduler",
+    "Scheduled tasks that run on their own: a shell command or an agent prompt, on a "
+    "schedule (once, interval, hourly, daily, weekly or cron; local time unless tz is given). "
+    "Runs are recorded with status, exit code and output; a prompt task's answers are kept in "
+    "its own session. Use test to check a schedule before adding it.",
+    PARAMETERS,
+    mutates=True,
+    mutating_actions=MUTATING,
+)
+def toolkit_scheduler(
+    ctx: ToolContext,
+    action: str,
+    id: int | str | None = None,
+    name: str | None = None,
+    schedule: str | None = None,
+    tz: str | None = None,
+    kind: str | None = None,
+    command: str | None = None,
+    prompt: str | None = None,
+    timeout: float | None = None,
+    grace_seconds: float | None = None,
+    notify: bool | None = None,
+    count: int | None = None,
+) -> str:
+    from tea_agent_mini.scheduler.runner import TaskError
+
+    if action not in ACTIONS:
+        raise ToolError(f"unknown action {action!r}; expected one of: {', '.join(ACTIONS)}")
+    fields = {
+        "name": name,
+        "schedule": schedule,
+        "tz": tz,
+        "kind": kind,
+        "command": command,
+        "prompt": prompt,
+        "timeout": timeout,
+        "grace_seconds": grace_seconds,
+        "notify": notify,
+    }
+    try:
+        return _dispatch(ctx, action, id, fields, count)
+    except (ScheduleError, TaskError) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _dispatch(
+    ctx: ToolContext, action: str, ref: int | str | None, fields: dict[str, Any], count: int | None
+) -> str:
+    from tea_agent_mini.scheduler import text
+
+    service = _service(ctx, needs_store=action != "test")
+    if action == "test":
+        return text.format_preview(
+            service.preview(fields["schedule"], fields["tz"], count or DEFAULT_COUNT)
+        )
+    if action == "list":
+        tasks = service.list()
+        if not tasks:
+            return "No scheduled tasks."
+        return f"{len(tasks)} task(s):\n" + "\n".join(text.format_task(t) for t in tasks)
+    if action == "add":
+        task = service.add(
+            fields.pop("name"), fields.pop("schedule"), **_given(fields, notify=False)
+        )
+        return "Added:\n" + text.format_task(task)
+    task_ref = _ref(ref, action)
+    if action == "update":
+        return "Updated:\n" + text.format_task(service.update(task_ref, **fields))
+    if action in ("enable", "disable"):
+        task = service.set_enabled(task_ref, action == "enable")
+        return f"{action.capitalize()}d:\n" + text.format_task(task)
+    if action == "delete":
+        task = service.delete(task_ref)
+        return f"Deleted task #{task.id} {task.name} and its run history."
+    if action == "history":
+        task = service.get(task_ref)
+        runs = service.history(task.id, count or 10)
+        if not runs:
+            return f"Task #{task.id} {task.name} has not run yet."
+        views = "\n".join(text.format_run(r, task.tz, output_chars=500) for r in runs)
+        return f"Last {len(runs)} run(s) of #{task.id} {task.name}, newest first:\n{views}"
+    task = service.get(task_ref)  # run_now
+    run = service.run_now(task.id)
+    return f"Ran #{task.id} {task.name}:\n" + text.format_run(run, task.tz)
+
+
+def _service(ctx: ToolContext, needs_store: bool) -> Any:
+    from tea_agent_mini.scheduler.service import TaskService
+
+    if ctx.store is None and needs_store:
+        raise ToolError("scheduled tasks need the store, which is not available here")
+    return TaskService(ctx.store, runtime=ctx.runtime)
+
+
+def _ref(ref: int | str | None, action: str) -> int | str:
+    if ref is None or not str(ref).strip():
+        raise ToolError(f"{action} needs the task's id (or name); list shows them")
+    return ref
+
+
+def _given(fields: dict[str, Any], **defaults: Any) -> dict[str, Any]:
+    given = {key: value for key, value in fields.items() if value is not None}
+    return {**defaults, **given}

@@ -1,0 +1,192 @@
+"""The four history levels: L1 window and placeholders, L2 recording and relevance, L3 and L0."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from tea_agent_mini.config import load_config
+from tea_agent_mini.context.builder import ContextInputs, build_request, load_levels
+from tea_agent_mini.context.history import PLACEHOLDER_PREFIX, RECENT_TURNS
+from tea_agent_mini.context.pairs import record_pairs
+from tea_agent_mini.context.records import ContextRecords, ToolUse, TopicSummary, TurnPair
+from tea_agent_mini.context.relevance import select_pairs
+from tea_agent_mini.memory.terms import keyword_terms
+from tea_agent_mini.runtime import Runtime
+from tea_agent_mini.store import Store, topic_scope
+from tea_agent_mini.types import Message, ToolCall
+from tests.context.context_helpers import add_turn, assert_consistent
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store.open(tmp_path / "chat.db") as opened:
+        yield opened
+
+
+def build(store, topic_id, **kwargs):
+    pairs, summary = load_levels(store, topic_id)
+    history = store.messages.list(topic_id)
+    return build_request(ContextInputs("SYSTEM", history, pairs=pairs, summary=summary, **kwargs))
+
+
+def user_texts(messages):
+    return [m["content"] for m in messages if m["role"] == "user"]
+
+
+def test_l1_holds_the_last_turns_and_older_ones_reach_l2(store):
+    topic = store.topics.create().id
+    for i in range(15):
+        add_turn(store, topic, f"question {i} about topic{i}", f"answer {i}")
+    add_turn(store, topic, "question 15 about topic3", "unfinished")
+    store.messages.delete_after(topic, store.messages.list(topic)[-1].id, inclusive=True)
+    assert record_pairs(store, ContextRecords(store.db), topic, now=1.0) == 15
+    messages = build(store, topic)
+    first_kept = 16 - RECENT_TURNS
+    assert user_texts(messages) == [
+        f"question {i} about topic{i}" for i in range(first_kept, 15)
+    ] + ["question 15 about topic3"]
+    system = messages[0]["content"]
+    assert "Relevant earlier exchanges" in system
+    assert "question 3 about topic3" in system  # the relevant older turn, from L2
+    assert "question 7 about topic7" not in system  # still in L1: never repeated from L2
+
+
+def test_old_tool_outputs_become_placeholders_stating_their_size(store):
+    topic = store.topics.create().id
+    big = "line of file content\n" * 100
+    for i in range(5):
+        add_turn(
+            store, topic, f"read it {i}", f"done {i}", tool_output=f"{i}:{big}", call_id=f"c{i}"
+        )
+    messages = build(store, topic)
+    tool_outputs = [m["content"] for m in messages if m["role"] == "tool"]
+    assert len(tool_outputs) == 5
+    # 5 turns: the two older than the last 3 user turns are placeholders
+    for content in tool_outputs[:2]:
+        assert content.startswith(PLACEHOLDER_PREFIX)
+        assert f"{len(big) + 2} characters" in content
+    assert tool_outputs[2:] == [f"{i}:{big}" for i in range(2, 5)]
+    assert_consistent(messages[1:])
+
+
+def test_orphan_tool_results_and_unanswered_calls_are_repaired(store):
+    topic = store.topics.create().id
+    store.messages.add(topic, Message(role="user", content="go"))
+    store.messages.add(topic, Message(role="tool", tool_call_id="ghost", content="orphan"))
+    call = ToolCall("c9", "toolkit_exec", '{"command": "ls"}')
+    store.messages.add(topic, Message(role="assistant", tool_calls=(call,)))
+    store.messages.add(topic, Message(role="user", content="still there?"))
+    messages = build(store, topic)
+    assert_consistent(messages[1:])
+    assert not any(m.get("content") == "orphan" for m in messages)
+    answered = [m for m in messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answered] == ["c9"]
+
+
+def test_recorded_pairs_keep_answer_thinking_files_and_tools(store):
+    topic = store.topics.create().id
+    add_turn(
+        store,
+        topic,
+        "fix src/app.py",
+        "Fixed the off-by-one.",
+        tool_output="code",
+        path="src/app.py",
+    )
+    records = ContextRecords(store.db)
+    record_pairs(store, records, topic, now=1.0)
+    (pair,) = records.pairs(topic)
+    assert (pair.user_text, pair.answer_text) == ("fix src/app.py", "Fixed the off-by-one.")
+    assert pair.thinking == "thinking: fix src/app.py"
+    assert pair.files == ("src/app.py",)
+    assert pair.tools == (ToolUse("toolkit_file", True),)
+    # recording again adds nothing new; an edited message drops its pair with it
+    assert record_pairs(store, records, topic, now=2.0) == 1  # the newest is re-recorded
+    assert records.count(topic) == 1
+    first = store.messages.list(topic)[0]
+    store.messages.delete_after(topic, first.id, inclusive=True)
+    assert records.count(topic) == 0
+
+
+def pair(n: int, user: str, answer: str = "", files: tuple[str, ...] = ()) -> TurnPair:
+    return TurnPair(
+        user_message_id=n,
+        user_text=user,
+        answer_text=answer,
+        files=files,
+        terms=frozenset(keyword_terms(f"{user}\n{answer}\n{' '.join(files)}")),
+    )
+
+
+def test_relevance_thresholds_full_excerpt_skip():
+    query = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    filler = " ".join(f"omega{i}" for i in range(11))
+    pairs = [
+        pair(1, "alpha beta gamma delta epsilon"),  # 5 of 10 terms shared: 0.5, whole
+        pair(2, f"alpha beta {filler}"),  # 2 shared of 21: 0.095, an excerpt
+        pair(3, f"alpha {filler}"),  # 1 shared of 21: 0.048, skipped
+        pair(4, "unrelated words entirely"),  # 0, skipped
+    ]
+    chosen = {p.pair.user_message_id: p.full for p in select_pairs(pairs, query)}
+    assert chosen == {1: True, 2: False}
+
+
+def test_the_best_pair_always_joins_and_files_boost_the_score():
+    pairs = [
+        pair(1, "cooking pasta"),
+        pair(2, "tuning things", files=("src/x.py",)),
+        pair(3, "more cooking"),
+    ]
+    plain = select_pairs(pairs, "fix the bug")
+    # nothing is relevant, yet the best one (ties: the newest) joins as an excerpt
+    assert [(p.pair.user_message_id, p.full) for p in plain] == [(3, False)]
+    touched = select_pairs(pairs, "fix the bug", current_files=["./src/x.py"])
+    assert [(p.pair.user_message_id, p.full) for p in touched] == [(2, False)]
+    named = select_pairs(pairs, "fix the bug in x.py")
+    assert (2, True) in [(p.pair.user_message_id, p.full) for p in named]
+
+
+def test_summary_and_pairs_join_the_system_message(store):
+    topic = store.topics.create().id
+    summary = TopicSummary(
+        topic_id=topic,
+        content="## Decisions\n- use SQLite",
+        tool_counts={"toolkit_exec": (3, 1)},
+        files=("db.py",),
+        pairs_covered=30,
+    )
+    messages = build_request(
+        ContextInputs("SYSTEM", [Message(role="user", content="hi", id=99)], summary=summary)
+    )
+    system = messages[0]["content"]
+    assert system.startswith("SYSTEM")
+    assert "30 older exchanges" in system and "- use SQLite" in system
+    assert "toolkit_exec ×3 (1 failed)" in system and "db.py" in system
+
+
+def test_unfinished_todo_and_plan_join_l0(model_config):
+    runtime = Runtime(load_config())
+    try:
+        topic = runtime.store.topics.create().id
+        session = SimpleNamespace(topic_id=topic)
+        assert "Unfinished work" not in runtime.build_context(session, [])[0]["content"]
+        scope = topic_scope(topic)
+        items = [
+            {"id": 1, "text": "write the parser", "status": "done"},
+            {"id": 2, "text": "test the parser", "status": "in_progress"},
+        ]
+        runtime.store.state.set(scope, "todo", {"items": items})
+        plan = {"goal": "ship v2", "steps": [{"text": "tag the release", "status": "pending"}]}
+        runtime.store.state.set(scope, "plan", plan)
+        system = runtime.build_context(session, [])[0]["content"]
+        assert "Unfinished work" in system
+        assert "test the parser" in system and "ship v2" in system and "tag the release" in system
+        items[1]["status"] = "done"
+        runtime.store.state.set(scope, "todo", {"items": items})
+        runtime.store.state.set(scope, "plan", None)
+        assert "Unfinished work" not in runtime.build_context(session, [])[0]["content"]
+    finally:
+        asyncio.run(runtime.aclose())

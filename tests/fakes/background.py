@@ -1,0 +1,57 @@
+"""The runtime's background prompts (title, L2->L3 summary, memory extraction) as the scripted
+model sees them: recognise them, answer them by rule, and leave them out of turn counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tea_agent_mini.context.summary import SUMMARY_MARKER
+from tea_agent_mini.context.title import TITLE_MARKER
+from tea_agent_mini.memory.extract import EXTRACT_PROMPT
+from tests.fakes.script import Reply
+
+SUMMARY_TEXT = (
+    "## Project background\n- a parser project\n## Changes made\n- fixed the tokenizer\n"
+    "## Decisions\n- keep it pure Python\n## Fixes\n- none\n## Constraints\n- Python 3.10\n"
+    "## Preferences\n- short answers\n## Open items\n- write the docs"
+)
+
+
+def _system(request: dict) -> str:
+    messages = request.get("messages") or []
+    first = messages[0] if messages else {}
+    content = first.get("content") if first.get("role") == "system" else ""
+    return content if isinstance(content, str) else ""
+
+
+def is_title(request: dict) -> bool:
+    return _system(request).startswith(TITLE_MARKER)
+
+
+def is_summary(request: dict) -> bool:
+    return _system(request).startswith(SUMMARY_MARKER)
+
+
+def is_extraction(request: dict) -> bool:
+    return _system(request).startswith(EXTRACT_PROMPT[:60])
+
+
+def is_background(request: dict) -> bool:
+    return is_title(request) or is_summary(request) or is_extraction(request)
+
+
+def answer_background(
+    server: Any,
+    *,
+    title: str = "Scripted title",
+    summary: str = SUMMARY_TEXT,
+    memories: str = '{"memories": []}',
+) -> None:
+    """Rules so the cheap model's prompts never reach the scripted queue."""
+    server.on(is_title, Reply(text=title))
+    server.on(is_summary, Reply(text=summary))
+    server.on(is_extraction, Reply(text=memories))
+
+
+def turn_requests(server: Any) -> list[dict]:
+    return [r for r in server.requests if not is_background(r)]
