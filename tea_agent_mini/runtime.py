@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BORROWABLE = ("store", "toolkit")
+
 SHUTDOWN_DRAIN_SECONDS = 30.0
 
 
@@ -36,6 +38,7 @@ class Runtime:
         self.config = config
         # the scheduled-task runner, when this process runs one (set by start_scheduler)
         self.scheduler: SchedulerRunner | None = None
+        self._borrowed: tuple[str, ...] = ()  # parts shared from the runtime we derive from
 
     @classmethod
     def from_profile(cls, profile: str | None = None) -> Runtime:
@@ -224,15 +227,39 @@ class Runtime:
         for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
             self.background.submit(name, job, time_cap=time_cap)
 
-    async def aclose(self) -> None:
-        """Finish the background jobs (for a while), then close network clients and the database."""
-        background = self.__dict__.pop("background", None)
-        if background is not None:
-            await background.aclose(timeout=SHUTDOWN_DRAIN_SECONDS)
+    def derive(self, config: Config) -> Runtime:
+        """A runtime for another profile that shares this one's store and toolkit (one database
+        connection and one tool registry per process) and brings its own model clients."""
+        derived = Runtime(config)
+        for name in BORROWABLE:
+            derived.__dict__[name] = getattr(self, name)
+        derived._borrowed = BORROWABLE
+        return derived
+
+    async def reconfigure(self, config: Config) -> None:
+        """Switch to ``config`` (another profile): the parts built from the old settings — model
+        clients and the memory manager — are closed and rebuilt on next use."""
+        await self._close_models()
+        memory = self.__dict__.pop("memory", None)
+        if memory is not None:
+            memory.close()
+        self.config = config
+
+    async def _close_models(self) -> None:
         for name in ("main_llm", "cheap_llm"):
             client = self.__dict__.pop(name, None)
             if client is not None:
                 await client.aclose()
+
+    async def aclose(self) -> None:
+        """Finish the background jobs (for a while), then close network clients and the database
+        (parts borrowed from another runtime are left to their owner)."""
+        for name in self._borrowed:
+            self.__dict__.pop(name, None)
+        background = self.__dict__.pop("background", None)
+        if background is not None:
+            await background.aclose(timeout=SHUTDOWN_DRAIN_SECONDS)
+        await self._close_models()
         mcp = self.__dict__.pop("mcp", None)
         if mcp is not None:
             await asyncio.to_thread(mcp.close)

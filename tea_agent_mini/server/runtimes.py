@@ -19,27 +19,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_BORROWED = ("store", "toolkit")
-
-
-def borrow_parts(base: Runtime, config: Config) -> Runtime:
-    """A runtime for ``config`` that shares ``base``'s store and toolkit."""
-    from ..runtime import Runtime
-
-    derived = Runtime(config)
-    # Runtime keeps these in functools.cached_property slots; filling them shares the objects.
-    for name in _BORROWED:
-        derived.__dict__[name] = getattr(base, name)
-    return derived
-
-
-async def close_borrower(runtime: Runtime) -> None:
-    """Close a runtime from :func:`borrow_parts` without closing what it borrowed."""
-    for name in _BORROWED:
-        runtime.__dict__.pop(name, None)
-    await runtime.aclose()
-
-
 class RuntimePool:
     """The active runtime plus lazily built runtimes for other profiles."""
 
@@ -70,7 +49,7 @@ class RuntimePool:
             runtime = self._others.get(profile)
             if runtime is None:
                 config = self.load(profile)
-                runtime = self._others[profile] = borrow_parts(self.active, config)
+                runtime = self._others[profile] = self.active.derive(config)
         return runtime
 
     def load(self, profile: str) -> Config:
@@ -88,19 +67,14 @@ class RuntimePool:
 
     async def switch(self, config: Config) -> None:
         """Make ``config`` the active one (the caller makes sure no turn is running)."""
-        runtime = self.active
-        for name in ("main_llm", "cheap_llm"):
-            client = runtime.__dict__.pop(name, None)
-            if client is not None:
-                await client.aclose()
-        runtime.config = config
+        await self.active.reconfigure(config)
         await self._close_others()
 
     async def _close_others(self) -> None:
         with self._lock:
             others, self._others = list(self._others.values()), {}
         for runtime in others:
-            await close_borrower(runtime)
+            await runtime.aclose()
 
     async def aclose(self) -> None:
         await self._close_others()
