@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 TITLE_TIMEOUT = 30.0
 EXTRACT_TIMEOUT = 60.0
+MAINTAIN_TIMEOUT = 120.0
+DECAY_EVERY = 3600.0  # demote aged memories at most once an hour
+REFLECT_EVERY = 86400.0  # model-driven priority adjustment and reflection once a day
+UPKEEP_SCOPE = "runtime"
 # Turns that ended without a real answer teach nothing worth remembering.
 _NO_ANSWER = frozenset({"loop", "max_iterations"})
 
@@ -64,6 +68,8 @@ class TurnUpkeep:
             jobs.append(
                 ("memory", lambda: self.extract(topic_id, user_text, done.text), EXTRACT_TIMEOUT)
             )
+        if self.memory is not None:
+            jobs.append(("memory upkeep", self.maintain_memory, MAINTAIN_TIMEOUT))
         return jobs
 
     async def title(self, topic_id: str, user_text: str, answer_text: str) -> str | None:
@@ -94,3 +100,28 @@ class TurnUpkeep:
             return 0
         outcomes = await self.memory.extract_from_turn(user_text, answer_text, topic_id)
         return len(outcomes)
+
+    async def maintain_memory(self) -> list[str]:
+        """Decay memories when an hour has passed since the last time, and let the cheap model
+        adjust priorities and reflect once a day. Returns what ran."""
+        if self.memory is None:
+            return []
+        ran: list[str] = []
+        if await self._due("memory_decay_at", DECAY_EVERY):
+            await asyncio.to_thread(self.memory.decay, self.clock())
+            ran.append("decay")
+        if self.cheap_llm is not None and await self._due("memory_reflect_at", REFLECT_EVERY):
+            await self.memory.adjust_priorities()
+            await self.memory.reflect()
+            ran.append("reflect")
+        return ran
+
+    async def _due(self, key: str, every: float) -> bool:
+        """True (and the time recorded first, so a failing job is not retried every turn) when
+        ``every`` seconds have passed since ``key`` was last recorded."""
+        now = self.clock()
+        last = await asyncio.to_thread(self.store.state.get, UPKEEP_SCOPE, key, 0.0)
+        if now - float(last or 0.0) < every:
+            return False
+        await asyncio.to_thread(self.store.state.set, UPKEEP_SCOPE, key, now)
+        return True

@@ -7,6 +7,7 @@ from typing import Any
 
 from tea_agent_mini.context.summary import SUMMARY_MARKER
 from tea_agent_mini.context.title import TITLE_MARKER
+from tea_agent_mini.memory.adjust import ADJUST_PROMPT, REFLECT_PROMPT
 from tea_agent_mini.memory.extract import EXTRACT_PROMPT
 from tests.fakes.script import Reply
 
@@ -36,8 +37,18 @@ def is_extraction(request: dict) -> bool:
     return _system(request).startswith(EXTRACT_PROMPT[:60])
 
 
+def is_memory_upkeep(request: dict) -> bool:
+    system = _system(request)
+    return system.startswith(ADJUST_PROMPT[:60]) or system.startswith(REFLECT_PROMPT[:40])
+
+
 def is_background(request: dict) -> bool:
-    return is_title(request) or is_summary(request) or is_extraction(request)
+    return (
+        is_title(request)
+        or is_summary(request)
+        or is_extraction(request)
+        or (is_memory_upkeep(request))
+    )
 
 
 def answer_background(
@@ -51,6 +62,7 @@ def answer_background(
     server.on(is_title, Reply(text=title))
     server.on(is_summary, Reply(text=summary))
     server.on(is_extraction, Reply(text=memories))
+    server.on(is_memory_upkeep, Reply(text='{"changes": []}'))
 
 
 def turn_requests(server: Any) -> list[dict]:

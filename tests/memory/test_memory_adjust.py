@@ -21,6 +21,7 @@ T0 = 1_700_000_000.0
 
 @pytest.fixture
 def setup(tmp_path, scripted_server):
+    scripted_server.reset()  # these tests script the adjust/reflect answers in the queue
     with Store.open(tmp_path / "chat.db") as store:
         yield MemoryManager(store, clock=lambda: T0), scripted_server
 
