@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
 class RuntimePool:
     """The active runtime plus lazily built runtimes for other profiles."""
 
