@@ -8,8 +8,16 @@
     │   ├── ContextTooLong   the provider says the prompt exceeds its context window
     │   └── StreamInterrupted the stream ended without finish_reason / [DONE]
     ├── ToolError            a tool refused or failed; becomes a ToolResult(ok=False)
-    │   └── WorkspaceError   a path escapes the workspace
-    └── StoreError           the SQLite store could not do what was asked
+    │   ├── WorkspaceError   a path escapes the workspace
+    │   ├── ToolArgumentsError (llm/repair.py) unrepairable tool-call arguments
+    │   └── McpError         (mcp/errors.py) transport, protocol, timeout, RPC errors
+    ├── StoreError           the SQLite store could not do what was asked
+    │   └── UnknownSession   (export/session_markdown.py) no such session to export
+    ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
+    └── TaskError            (scheduler/runner.py) TaskNotFound, TaskBusy
+
+The subclasses named with a module live next to the code that raises them, so that module stays
+importable on its own; they still root here.
 
 Third-party exceptions (httpx, sqlite3, yaml) are translated at the boundary with
 ``raise X(...) from exc`` so callers only ever catch these.
