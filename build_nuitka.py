@@ -181,7 +181,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     if result.get("compile_seconds") is not None:
         lines.append(f"compile time  {result['compile_seconds'] / 60:.1f} min")
     if result.get("cold_start_seconds") is not None:
-        lines.append(f"cold start    {result['cold_start_seconds']:.2f} s to /health (unpacks)")
+        how = "first start, unpacks" if result["mode"] == "onefile" else "first start"
+        lines.append(f"cold start    {result['cold_start_seconds']:.2f} s to /health ({how})")
     warm = result.get("warm_start_seconds")
     if warm is not None:
         met = "met" if warm <= WARM_TARGET_SECONDS else "MISSED"

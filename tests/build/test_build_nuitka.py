@@ -93,6 +93,7 @@ REQUIRED_FLAGS = [
     "--onefile-cache-mode=cached",
     "--output-filename=tea-agent-mini",
     "--assume-yes-for-downloads",
+    "--remove-output",
 ]
 EXCLUDED = ["tests", "tkinter", "pydoc", "unittest", "distutils", "setuptools", "pip", "test"]
 EXCLUDED += ["openai", "pydantic", "numpy", "mcp", "playwright", "trio"]
