@@ -32,6 +32,7 @@ from .routes import (
     search,
     session_turns,
     sessions,
+    tasks,
     tools,
     uploads,
 )
@@ -66,6 +67,7 @@ ROUTE_MODULES = (
     uploads,
     memory,
     export,
+    tasks,
     search,
     openapi,
     static,

@@ -1,5 +1,5 @@
-"""``GET /v1/search?q=``: sessions by title, messages by text, memories by keywords and meaning
-(tasks join later)."""
+"""``GET /v1/search?q=``: sessions by title, messages by text, memories by keywords and meaning,
+scheduled tasks by name, command or prompt."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..spec import endpoint
 from ..state import ServerState, blocking, state
 from .memory import memory_json
 from .sessions import session_json
+from .tasks import search_tasks
 
 SNIPPET_CHARS = 160
 
@@ -37,18 +38,21 @@ def hit_json(message: Message, query: str) -> dict[str, Any]:
     }
 
 
-def _find(st: ServerState, query: str, limit: int) -> tuple[list[Any], list[Message], list[Any]]:
+def _find(
+    st: ServerState, query: str, limit: int
+) -> tuple[list[Any], list[Message], list[Any], list[Any]]:
     store = st.store
     memory = st.runtime.memory
     return (
         store.topics.list(limit=limit, query=query),
         store.messages.search(query, limit=limit),
         [memory_json(m, memory.clock(), score) for m, score in memory.search(query, limit)],
+        search_tasks(st, query, limit),
     )
 
 
 @endpoint(
-    "Search sessions, messages and memories",
+    "Search sessions, messages, memories and tasks",
     tag="search",
     query={"q": "str - the text to find (required)", "limit": "int - per kind, at most 100"},
     response="SearchResult",
@@ -61,13 +65,14 @@ async def search(request: Request) -> JSONResponse:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
     limit = query_int(request, "limit", 20, minimum=1, maximum=100)
     st = state(request)
-    topics, messages, memories = await blocking(_find, st, query, limit)
+    topics, messages, memories, tasks = await blocking(_find, st, query, limit)
     return JSONResponse(
         {
             "query": query,
             "sessions": [session_json(t, st) for t in topics],
             "messages": [hit_json(m, query) for m in messages],
             "memories": memories,
+            "tasks": tasks,
         }
     )
 

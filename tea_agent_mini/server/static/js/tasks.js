@@ -43,6 +43,25 @@ export function openTasks(app) {
     }
   };
 
+  // The server answers when the run has finished (a prompt task runs a whole turn), so the
+  // button says so meanwhile; afterwards the task's recent runs are shown.
+  const runNow = async (task, button) => {
+    button.disabled = true;
+    button.textContent = "Running…";
+    try {
+      const run = await api.post(`${fillPath(itemPath, task.id)}/run`);
+      const status = (run && run.status) || "started";
+      toast(`“${task.name}”: ${status}${run && run.error ? ` · ${run.error}` : ""}`, ["ok", "started", "running"].includes(status) ? "ok" : "error", 6000);
+      await load();
+      const box = list.querySelector(`[data-id="${task.id}"] .runs`);
+      if (box) await showRuns(task, box);
+    } catch (error) {
+      toast(error.message, "error", 6000);
+      button.disabled = false;
+      button.textContent = "Run now";
+    }
+  };
+
   const row = (task) => {
     const runs = h("div", { class: "runs" });
     return h(
@@ -60,7 +79,7 @@ export function openTasks(app) {
         "div",
         { class: "panel-actions" },
         h("button", { type: "button", class: "btn small", onclick: () => act(api.patch(fillPath(itemPath, task.id), { enabled: !task.enabled })) }, task.enabled ? "Disable" : "Enable"),
-        h("button", { type: "button", class: "btn small", onclick: () => act(api.post(`${fillPath(itemPath, task.id)}/run`), `“${task.name}” started`) }, "Run now"),
+        h("button", { type: "button", class: "btn small", onclick: (event) => runNow(task, event.currentTarget) }, "Run now"),
         h("button", { type: "button", class: "btn small", onclick: () => showRuns(task, runs) }, "Runs"),
         iconButton("trash", "Delete task", async () => {
           if (await confirmBox(`Delete the task “${task.name}”?`)) act(api.del(fillPath(itemPath, task.id)));

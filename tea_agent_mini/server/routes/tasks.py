@@ -1,0 +1,319 @@
+"""Scheduled tasks over REST: list, add, read, change, delete, run now, run history, and
+``GET /v1/tasks/preview`` (a schedule's next fire times, nothing saved).
+
+Every call goes through :class:`~tea_agent_mini.scheduler.service.TaskService`, the facade the
+tool and the CLI use, so a task is validated the same way whoever makes it. Store work runs in
+worker threads; "run now" goes through the scheduler the server started (``runtime.scheduler``),
+so a manual run and a scheduled one of the same task never overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..api_errors import ApiError, not_found
+from ..bodies import Fields, query_int, read_json
+from ..spec import endpoint
+from ..state import ServerState, blocking, state
+from .task_views import (
+    PREVIEW_SCHEMA,
+    RUN_LIST,
+    RUN_SCHEMA,
+    TASK_ADD,
+    TASK_DELETED,
+    TASK_LIST,
+    TASK_PATCH,
+    TASK_SCHEMA,
+    preview_json,
+    run_json,
+    task_json,
+)
+
+if TYPE_CHECKING:
+    from ...scheduler.service import TaskService
+
+T = TypeVar("T")
+
+KINDS = {"shell": "shell", "command": "shell", "prompt": "prompt"}
+ADD_FIELDS = ("name", "kind", "schedule", "tz", "command", "prompt", "enabled", "timeout")
+ADD_FIELDS += ("grace_seconds", "notify")
+PATCH_FIELDS = ADD_FIELDS
+COMMAND_LIMIT = 8000
+PROMPT_LIMIT = 20000
+PREVIEW_MAX = 50
+
+# -- input checks -----------------------------------------------------------------------------
+
+
+def translate(exc: Exception) -> ApiError | None:
+    """The HTTP error for a scheduler exception: 404 unknown task, 409 busy, 400 invalid."""
+    from ...scheduler.cron import ScheduleError
+    from ...scheduler.runner import TaskBusy, TaskError, TaskNotFound
+
+    if isinstance(exc, TaskNotFound):
+        return ApiError(404, str(exc))
+    if isinstance(exc, TaskBusy):
+        return ApiError(409, str(exc))
+    if isinstance(exc, (TaskError, ScheduleError)):
+        return ApiError(400, str(exc))
+    return None
+
+
+async def guarded(work: Awaitable[T]) -> T:
+    """``await work`` with its scheduler errors turned into API errors."""
+    try:
+        return await work
+    except Exception as exc:
+        error = translate(exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
+async def call(func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` in a worker thread, its scheduler errors turned into API errors."""
+    return await guarded(blocking(func, *args))
+
+
+def task_id(request: Request) -> int:
+    raw = request.path_params["id"]
+    if not raw.isdigit():
+        raise not_found("task", raw)
+    return int(raw)
+
+
+def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(body.data) - set(allowed))
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+
+
+def _seconds(body: Fields, name: str) -> float | None:
+    value = body.raw(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ApiError(400, f"field '{name}': expected a number of seconds, got {value!r}")
+    return float(value)
+
+
+def _kind(body: Fields) -> str | None:
+    kind = body.str("kind")
+    if kind is None:
+        return None
+    if kind.strip().lower() not in KINDS:
+        raise ApiError(400, f"field 'kind': expected shell or prompt, got {kind!r}")
+    return KINDS[kind.strip().lower()]
+
+
+def task_fields(body: Fields, *, creating: bool) -> dict[str, Any]:
+    """The keyword arguments of ``TaskService.add`` / ``update`` from a checked body (without
+    ``enabled``, which the routes handle)."""
+    _check_known(body, ADD_FIELDS if creating else PATCH_FIELDS)
+    fields: dict[str, Any] = {
+        "name": body.str("name", required=creating),
+        "schedule": body.str("schedule", required=creating),
+        "kind": _kind(body),
+        "command": body.str("command", max_length=COMMAND_LIMIT),
+        "prompt": body.str("prompt", max_length=PROMPT_LIMIT),
+        "tz": body.str("tz"),
+        "timeout": _seconds(body, "timeout"),
+        "grace_seconds": _seconds(body, "grace_seconds"),
+    }
+    if not creating and "tz" in body and fields["tz"] is None:
+        fields["tz"] = ""  # null: back to the local zone ("" reaches the service, None not)
+    if body.raw("notify") is not None:
+        fields["notify"] = body.bool("notify")
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+# -- routes -----------------------------------------------------------------------------------
+
+
+def service(st: ServerState) -> TaskService:
+    from ...scheduler.service import TaskService
+
+    # the runtime carries the scheduler the lifespan started; run_now goes through it
+    return TaskService(st.store, runtime=st.runtime)
+
+
+def _list(svc: TaskService, query: str | None) -> list[dict[str, Any]]:
+    now = svc.clock.now()
+    return [task_json(task, now) for task in svc.list(query)]
+
+
+def search_tasks(st: ServerState, query: str, limit: int) -> list[dict[str, Any]]:
+    """Tasks whose name, command or prompt contains ``query`` (for ``/v1/search``; blocking)."""
+    return _list(service(st), query)[:limit]
+
+
+@endpoint(
+    "List scheduled tasks",
+    tag="tasks",
+    query={"q": "str - only tasks whose name, command or prompt contains this text"},
+    response=TASK_LIST,
+    description="In id order (oldest first).",
+)
+async def list_tasks(request: Request) -> JSONResponse:
+    query = (request.query_params.get("q") or "").strip()
+    if len(query) > 500:
+        raise ApiError(400, "query parameter 'q' is longer than 500 characters")
+    data = await call(_list, service(state(request)), query or None)
+    return JSONResponse({"object": "list", "data": data})
+
+
+def _add(svc: TaskService, fields: dict[str, Any]) -> dict[str, Any]:
+    task = svc.add(fields.pop("name"), fields.pop("schedule"), **fields)
+    return task_json(task, svc.clock.now())
+
+
+@endpoint(
+    "Add a scheduled task",
+    tag="tasks",
+    body=TASK_ADD,
+    response=TASK_SCHEMA,
+    status=201,
+    errors=(400,),
+    description=(
+        "A shell task needs `command`, a prompt task `prompt`; `kind` defaults from which is "
+        "given. The schedule must parse and fire again after now (else 400 saying why)."
+    ),
+)
+async def add_task(request: Request) -> JSONResponse:
+    body = await read_json(request)
+    fields = task_fields(body, creating=True)
+    fields["enabled"] = body.bool("enabled", True)
+    task = await call(_add, service(state(request)), fields)
+    return JSONResponse(task, status_code=201)
+
+
+def _get(svc: TaskService, ident: int) -> dict[str, Any]:
+    return task_json(svc.get(ident), svc.clock.now())
+
+
+@endpoint("Get a scheduled task", tag="tasks", response=TASK_SCHEMA, errors=(404,))
+async def get_task(request: Request) -> JSONResponse:
+    return JSONResponse(await call(_get, service(state(request)), task_id(request)))
+
+
+def _update(
+    svc: TaskService, ident: int, fields: dict[str, Any], enabled: bool | None
+) -> dict[str, Any]:
+    task = svc.get(ident)
+    if fields:
+        task = svc.update(task.id, **fields)
+    if enabled is not None:
+        task = svc.set_enabled(task.id, enabled)
+    return task_json(task, svc.clock.now())
+
+
+@endpoint(
+    "Change a scheduled task",
+    tag="tasks",
+    body=TASK_PATCH,
+    response=TASK_SCHEMA,
+    errors=(400, 404),
+    description=(
+        "Only the fields sent change. A new schedule or zone, and enabling, reschedule from "
+        "now (missed runs are not caught up); `tz: null` returns to local time."
+    ),
+)
+async def update_task(request: Request) -> JSONResponse:
+    ident = task_id(request)
+    body = await read_json(request)
+    fields = task_fields(body, creating=False)
+    enabled = body.bool("enabled") if body.raw("enabled") is not None else None
+    if not fields and enabled is None:
+        raise ApiError(400, f"nothing to change: send one of {', '.join(PATCH_FIELDS)}")
+    task = await call(_update, service(state(request)), ident, fields, enabled)
+    return JSONResponse(task)
+
+
+@endpoint(
+    "Delete a scheduled task",
+    tag="tasks",
+    response=TASK_DELETED,
+    errors=(404,),
+    description="The task and its run history; a prompt task's session is kept.",
+)
+async def delete_task(request: Request) -> JSONResponse:
+    ident = task_id(request)
+    await call(service(state(request)).delete, ident)
+    return JSONResponse({"id": ident, "object": "task", "deleted": True})
+
+
+@endpoint(
+    "Run a scheduled task now",
+    tag="tasks",
+    response=RUN_SCHEMA,
+    errors=(404, 409),
+    description=(
+        "Runs the task at once, whatever its schedule or enabled flag, and answers with the "
+        "finished run. 409 while a run of it is in progress: runs never overlap."
+    ),
+)
+async def run_task(request: Request) -> JSONResponse:
+    ident = task_id(request)
+    svc = service(state(request))
+    # shielded: a client that stops waiting does not cancel the run, which is recorded anyway
+    run = await guarded(asyncio.shield(svc.arun_now(ident)))
+    return JSONResponse(run_json(run))
+
+
+@endpoint(
+    "Runs of a scheduled task",
+    tag="tasks",
+    query={"limit": "int - at most 200 (default 20)"},
+    response=RUN_LIST,
+    errors=(404,),
+    description="Newest first, including missed and skipped occurrences.",
+)
+async def task_runs(request: Request) -> JSONResponse:
+    ident = task_id(request)
+    limit = query_int(request, "limit", 20, minimum=1, maximum=200)
+    runs = await call(service(state(request)).history, ident, limit)
+    return JSONResponse({"object": "list", "data": [run_json(run) for run in runs]})
+
+
+@endpoint(
+    "Try a schedule",
+    tag="tasks",
+    query={
+        "schedule": "str - the schedule text, e.g. weekly:mon:09:00 (required)",
+        "tz": "str - an IANA time zone (default: local time)",
+        "count": f"int - how many fire times, at most {PREVIEW_MAX} (default 5)",
+    },
+    response=PREVIEW_SCHEMA,
+    errors=(400,),
+    description="The schedule in words and its next fire times from now; nothing is saved.",
+)
+async def preview_schedule(request: Request) -> JSONResponse:
+    params = request.query_params
+    schedule = (params.get("schedule") or "").strip()
+    if not schedule:
+        raise ApiError(400, "query parameter 'schedule' is required")
+    count = query_int(request, "count", 5, minimum=1, maximum=PREVIEW_MAX)
+    svc = service(state(request))
+    preview = await call(svc.preview, schedule, params.get("tz") or None, count)
+    return JSONResponse(preview_json(preview))
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/v1/tasks", list_tasks, methods=["GET"]),
+        Route("/v1/tasks", add_task, methods=["POST"]),
+        # before /{id}, which would otherwise take "preview" for an id
+        Route("/v1/tasks/preview", preview_schedule, methods=["GET"]),
+        Route("/v1/tasks/{id}", get_task, methods=["GET"]),
+        Route("/v1/tasks/{id}", update_task, methods=["PATCH"]),
+        Route("/v1/tasks/{id}", delete_task, methods=["DELETE"]),
+        Route("/v1/tasks/{id}/run", run_task, methods=["POST"]),
+        Route("/v1/tasks/{id}/runs", task_runs, methods=["GET"]),
+    ]
