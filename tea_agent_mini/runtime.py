@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .types import ApprovalCallback, AskUserCallback
+from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
@@ -114,6 +114,7 @@ class Runtime:
         topic_id: str | None,
         approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
+        on_notice: NoticeCallback | None = None,
     ) -> Any:
         from .toolkit.context import ToolContext
 
@@ -130,6 +131,7 @@ class Runtime:
             runtime=self,
             toolkit=self.toolkit,
             ask_user=ask_user,
+            on_notice=on_notice,
         )
 
     def session(
@@ -138,8 +140,12 @@ class Runtime:
         *,
         approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
+        on_notice: NoticeCallback | None = None,
     ) -> Session:
-        """A session on an existing topic, or on a new one when ``topic_id`` is None."""
+        """A session on an existing topic, or on a new one when ``topic_id`` is None.
+
+        ``approve``, ``ask_user`` and ``on_notice`` are the front end's ways to reach the user
+        from a tool (see :class:`~tea_agent_mini.toolkit.context.ToolContext`)."""
         from .agent.session import Session, TurnSettings
         from .errors import ConfigError
         from .toolkit.executor import ToolExecutor
@@ -151,7 +157,7 @@ class Runtime:
             raise ConfigError(f"no topic with id {topic_id!r}")
         executor = ToolExecutor(
             self.toolkit,
-            self.tool_context(topic_id, approve, ask_user),
+            self.tool_context(topic_id, approve, ask_user, on_notice),
             max_output_bytes=self.config.agent.tool_output_limit,
         )
         settings = TurnSettings(

@@ -227,3 +227,6 @@ ApprovalCallback = Callable[[str, str], bool]
 
 AskUserCallback = Callable[[str, list[str] | None, float], str | None]
 """Asks the user a question: (question, choices, timeout seconds) -> answer or None (no answer)."""
+
+NoticeCallback = Callable[[str, str, str], None]
+"""Shows the user a notice now: (title, message, urgency); set by a front end that can."""

@@ -28,6 +28,7 @@ from .routes import (
     health,
     memory,
     models,
+    notices,
     profiles,
     search,
     session_turns,
@@ -69,6 +70,7 @@ ROUTE_MODULES = (
     export,
     tasks,
     search,
+    notices,
     openapi,
     static,
 )

@@ -27,6 +27,7 @@ TAGS = {
     "search": "Search",
     "memory": "Long-term memories",
     "tasks": "Scheduled tasks and their runs",
+    "notices": "Notices tools and scheduled tasks saved for the user",
     "export": "Sessions exported as Markdown or PDF",
     "ui": "The web UI",
     "docs": "This documentation",

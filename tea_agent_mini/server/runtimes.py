@@ -16,6 +16,7 @@ from ..config import Config, load_config, profile_path
 if TYPE_CHECKING:
     from ..agent.session import Session
     from ..runtime import Runtime
+    from ..types import AskUserCallback, NoticeCallback
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,15 @@ class RuntimePool:
             config.agent.workspace = current.agent.workspace
         return config
 
-    def open_session(self, topic_id: str, profile: str | None = None) -> Session:
-        return self.get(profile).session(topic_id)
+    def open_session(
+        self,
+        topic_id: str,
+        profile: str | None = None,
+        *,
+        ask_user: AskUserCallback | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> Session:
+        return self.get(profile).session(topic_id, ask_user=ask_user, on_notice=on_notice)
 
     async def switch(self, config: Config) -> None:
         """Make ``config`` the active one (the caller makes sure no turn is running)."""

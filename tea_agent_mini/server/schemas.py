@@ -93,13 +93,28 @@ UI_EVENT = obj(
         "kind": STR,
         "usage": ref("Usage"),
         "context": obj({"tokens": INT, "limit": INT}),
+        "id": {"type": "string", "description": "question id (question, question_closed)"},
+        "question": STR,
+        "choices": {"type": "array", "items": STR},
+        "default": nullable(STR),
+        "timeout": NUM,
+        "deadline": {"type": "number", "description": "Unix time the question expires"},
+        "expires_in": {"type": "number", "description": "seconds left when sent"},
+        "status": {"enum": ["answered", "timeout"]},
+        "answer": nullable(STR),
+        "title": STR,
+        "urgency": STR,
+        "time": NUM,
     },
     ("type", "turn"),
     description=(
         "The data of one SSE event (`event:` is the type, `id:` the log id). start {text}; "
         "queued {position}; token/reasoning {text}; tool_start {call_id, name, arguments}; "
-        "tool_result {call_id, name, ok, preview, error, duration}; notice {message, kind}; "
-        "error {message, kind}; done {text, usage, iterations, finish_reason, context}."
+        "tool_result {call_id, name, ok, preview, error, duration}; notice {message, kind} "
+        "(kind `notify`: also title, urgency, time); question {id, question, choices, default, "
+        "timeout, deadline, expires_in} (answer with POST .../questions/{id}); question_closed "
+        "{id, status, answer}; error {message, kind}; done {text, usage, iterations, "
+        "finish_reason, context}."
     ),
 )
 
@@ -199,6 +214,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "Cancelled": obj({"cancelled": INT, "id": STR}),
     "Aborted": obj({"aborted": BOOL}),
+    "QuestionAnswer": obj({"answer": STR}, ("answer",)),
+    "QuestionAnswered": obj({"id": STR, "status": {"const": "answered"}, "answer": STR}),
+    "Notice": obj(
+        {
+            "title": STR,
+            "message": STR,
+            "urgency": {"enum": ["low", "normal", "critical"]},
+            "time": {"type": "string", "description": "ISO 8601, UTC"},
+            "session_id": nullable(STR),
+            "session_title": STR,
+        }
+    ),
+    "NoticeList": list_of("Notice"),
     "Tool": obj(
         {
             "name": STR,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import logging
 import time
 import uuid
@@ -21,11 +22,13 @@ from typing import Any
 
 from ..errors import ConfigError, TeaAgentError
 from ..types import Done, Error, Usage
+from .interactions import Interactions, TurnHooks, question_default
 
 log = logging.getLogger(__name__)
 
-OpenSession = Callable[[str, "str | None"], Any]
-"""``(topic_id, profile) -> Session``; called in a worker thread (it touches the store)."""
+OpenSession = Callable[..., Any]
+"""``(topic_id, profile, *, ask_user, on_notice) -> Session``; called in a worker thread (it
+touches the store). The callbacks let the turn's tools ask the user and show notices."""
 
 
 class ShuttingDown(RuntimeError):
@@ -134,6 +137,7 @@ class TurnManager:
         heartbeat: float = 15.0,
     ) -> None:
         self._open_session = open_session
+        self.interactions = Interactions()  # the questions the running turns ask
         self._channels: OrderedDict[str, _Channel] = OrderedDict()
         self._keep_turns = keep_turns
         self._max_entries = max_entries
@@ -322,7 +326,15 @@ class TurnManager:
     async def _run(self, channel: _Channel, item: QueueItem) -> None:
         final = False
         try:
-            session = await asyncio.to_thread(self._open_session, channel.topic_id, item.profile)
+            hooks = self._hooks(channel, item)
+            open_session = functools.partial(
+                self._open_session,
+                channel.topic_id,
+                item.profile,
+                ask_user=hooks.ask_user,
+                on_notice=hooks.on_notice,
+            )
+            session = await asyncio.to_thread(open_session)
             async for event in session.run_turn(item.content):
                 if isinstance(event, Usage):
                     continue  # the totals arrive with Done
@@ -341,12 +353,26 @@ class TurnManager:
             final = True
             self._log(channel, item.id, Error("internal error while running the turn", "internal"))
         finally:
+            self.interactions.end_turn(item.id)
             if not final:
                 self._log(channel, item.id, Error("the turn ended without an answer", "internal"))
             channel.current, channel.task = None, None
             self._retire(channel, item.id)
             self._advance(channel)
             channel.notify()
+
+    def _hooks(self, channel: _Channel, item: QueueItem) -> TurnHooks:
+        """The turn's ways to reach the user: its questions and notices go onto its log."""
+
+        def publish(event: Any) -> None:
+            if channel.current is item:  # a tool thread outliving its turn logs nothing
+                self._log(channel, item.id, event)
+
+        def default_of(question: str) -> str | None:
+            events = (e.event for e in reversed(channel.entries) if e.turn == item.id)
+            return question_default(events, question)
+
+        return self.interactions.hooks(channel.topic_id, item.id, publish, default_of)
 
     def _retire(self, channel: _Channel, turn: str) -> None:
         """Keep the log of the last few finished turns only."""

@@ -1,12 +1,14 @@
 """The UI event encoder: logged turn events -> typed SSE events for the web UI.
 
 Types: ``start``, ``queued``, ``token``, ``reasoning``, ``tool_start``, ``tool_result``,
-``notice``, ``error``, ``done``. Every event carries the log id as its SSE ``id`` (so
-``Last-Event-ID`` resumes) and ``turn``, the id of the queued message it belongs to.
+``notice``, ``question``, ``question_closed``, ``error``, ``done``. Every event carries the log
+id as its SSE ``id`` (so ``Last-Event-ID`` resumes) and ``turn``, the id of the queued message it
+belongs to.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..types import (
@@ -19,6 +21,7 @@ from ..types import (
     ToolResult,
     Usage,
 )
+from .interactions import Question, QuestionClosed, UserNotice
 from .sse import sse_comment, sse_event
 from .turns import Entry, Queued, TurnStarted
 
@@ -31,6 +34,8 @@ UI_EVENT_TYPES = (
     "tool_start",
     "tool_result",
     "notice",
+    "question",
+    "question_closed",
     "error",
     "done",
 )
@@ -76,6 +81,8 @@ def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
         }
     if isinstance(event, Notice):
         return "notice", {"message": event.message, "kind": event.kind}
+    if isinstance(event, (Question, QuestionClosed, UserNotice)):
+        return interaction_event(event)
     if isinstance(event, Error):
         return "error", {"message": event.message, "kind": event.kind}
     if isinstance(event, Done):
@@ -91,6 +98,29 @@ def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
     if isinstance(event, Queued):
         return "queued", {"position": event.position, "text": event.text}
     return None
+
+
+def interaction_event(event: Question | QuestionClosed | UserNotice) -> tuple[str, dict[str, Any]]:
+    if isinstance(event, Question):
+        return "question", {
+            "id": event.id,
+            "question": event.question,
+            "choices": list(event.choices),
+            "default": event.default,
+            "timeout": event.timeout,
+            "deadline": event.deadline,
+            # counted when sent, so a replayed question shows the time it has left
+            "expires_in": round(max(0.0, event.deadline - time.time()), 1),
+        }
+    if isinstance(event, QuestionClosed):
+        return "question_closed", {"id": event.id, "status": event.status, "answer": event.answer}
+    return "notice", {
+        "message": event.message,
+        "kind": "notify",
+        "title": event.title,
+        "urgency": event.urgency,
+        "time": event.time,
+    }
 
 
 def encode_entry(entry: Entry | None) -> bytes | None:

@@ -12,10 +12,12 @@ from typing import Any
 from ..errors import StoreError
 from .database import Database
 
+TOPIC_PREFIX = "topic:"
+
 
 def topic_scope(topic_id: str) -> str:
     """The scope holding one topic's state."""
-    return f"topic:{topic_id}"
+    return f"{TOPIC_PREFIX}{topic_id}"
 
 
 class StateRepository:
@@ -54,6 +56,11 @@ class StateRepository:
     def items(self, scope: str) -> dict[str, Any]:
         rows = self._db.query("SELECT key, value FROM state WHERE scope = ? ORDER BY key", (scope,))
         return {row[0]: _decode(scope, row[0], row[1]) for row in rows}
+
+    def by_key(self, key: str) -> dict[str, Any]:
+        """``key``'s value in every scope that has one, by scope."""
+        rows = self._db.query("SELECT scope, value FROM state WHERE key = ? ORDER BY scope", (key,))
+        return {row[0]: _decode(row[0], key, row[1]) for row in rows}
 
     def clear(self, scope: str) -> int:
         """Delete every key of ``scope``; return how many there were."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
-from tea_agent_mini.types import ApprovalCallback, AskUserCallback
+from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
 
@@ -40,6 +40,8 @@ class ToolContext:
     # Asks the user a question: (question, choices or None, timeout seconds) -> answer, or None
     # when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: AskUserCallback | None = None
+    # Shows a stored notice at once (toolkit_notify without a desktop), e.g. as a web UI toast.
+    on_notice: NoticeCallback | None = None
     # Set by the executor when the turn running these tools is cancelled; long tools poll it.
     cancel_event: threading.Event = field(
         default_factory=threading.Event, init=False, repr=False, compare=False

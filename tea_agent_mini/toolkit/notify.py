@@ -57,6 +57,8 @@ def toolkit_notify(ctx: ToolContext, title: str, message: str, urgency: str = "n
     if reason is None:
         return f"Desktop notification shown: {title}"
     store_notice(ctx, title, message, urgency)
+    if ctx.on_notice is not None:
+        ctx.on_notice(title, message, urgency)
     return (
         f"No desktop notification ({reason}). The notice was saved instead and will show in "
         f"the web UI: {title}"
@@ -106,3 +108,18 @@ def store_notice(ctx: ToolContext, title: str, message: str, urgency: str) -> No
         }
     )
     ctx.state_set(NOTICES_KEY, notices[-MAX_NOTICES:])
+
+
+def recent_notices(store: Any, limit: int = MAX_NOTICES) -> list[dict[str, Any]]:
+    """The newest stored notices of every topic, newest first; each carries ``topic_id``
+    (None for notices stored outside any topic, e.g. by a task that has no session yet)."""
+    from tea_agent_mini.store.state import TOPIC_PREFIX
+
+    notices: list[dict[str, Any]] = []
+    for scope, stored in store.state.by_key(NOTICES_KEY).items():
+        topic = scope.removeprefix(TOPIC_PREFIX) if scope.startswith(TOPIC_PREFIX) else None
+        for notice in stored if isinstance(stored, list) else []:
+            if isinstance(notice, dict):
+                notices.append({**notice, "topic_id": None if topic == "default" else topic})
+    notices.sort(key=lambda n: str(n.get("time", "")), reverse=True)
+    return notices[:limit]

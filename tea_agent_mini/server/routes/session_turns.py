@@ -3,7 +3,8 @@
 ``POST /v1/sessions/{id}/messages`` answers with the SSE stream of its own turn (after a
 ``queued`` event when the session is busy). ``GET /v1/sessions/{id}/events`` re-attaches: it
 replays the log after ``since`` / ``Last-Event-ID`` and follows until the session is idle. The
-turns run in the background either way, so a dropped connection loses nothing.
+turns run in the background either way, so a dropped connection loses nothing. A tool that asks
+the user (``question`` event) gets its answer from ``POST /v1/sessions/{id}/questions/{qid}``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..ui_events import encode_entry
 from ..uploads import UploadRejected
 
 CONTENT_LIMIT = 1_000_000
+ANSWER_LIMIT = 10_000
 TITLE_CHARS = 60
 
 
@@ -171,6 +173,35 @@ async def abort_turn(request: Request) -> JSONResponse:
     return JSONResponse({"aborted": st.turns.abort(topic.id)})
 
 
+@endpoint(
+    "Answer a question the running turn asks",
+    tag="turns",
+    body="QuestionAnswer",
+    response="QuestionAnswered",
+    errors=(400, 404, 409),
+    description=(
+        "A tool (toolkit_question) waits for this answer; the stream carries a `question` "
+        "event with the id, then `question_closed`. 404: no such question in this session; "
+        "409: it was answered already or nobody answered in time (the tool went on with its "
+        "default)."
+    ),
+)
+async def answer_question(request: Request) -> JSONResponse:
+    st = state(request)
+    body = await read_json(request)
+    answer = body.str("answer", required=True, max_length=ANSWER_LIMIT)
+    if not answer.strip():
+        raise ApiError(400, "field 'answer' must not be empty")
+    topic = await require_topic(request)
+    question_id = request.path_params["question"]
+    outcome = st.turns.interactions.answer(topic.id, question_id, answer.strip())
+    if outcome == "unknown":
+        raise ApiError(404, f"no question with id {question_id!r} in this session")
+    if outcome == "closed":
+        raise ApiError(409, f"question {question_id!r} was answered already or timed out")
+    return JSONResponse({"id": question_id, "status": outcome, "answer": answer.strip()})
+
+
 def routes() -> list[Route]:
     base = "/v1/sessions/{id}"
     return [
@@ -180,4 +211,5 @@ def routes() -> list[Route]:
         Route(f"{base}/queue", clear_queue, methods=["DELETE"]),
         Route(f"{base}/queue/{{item}}", cancel_queued, methods=["DELETE"]),
         Route(f"{base}/abort", abort_turn, methods=["POST"]),
+        Route(f"{base}/questions/{{question}}", answer_question, methods=["POST"]),
     ]

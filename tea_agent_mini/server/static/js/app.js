@@ -13,6 +13,7 @@ import { openSearch } from "./search.js";
 import { openMemory } from "./memory.js";
 import { openTasks } from "./tasks.js";
 import { openExport } from "./export.js";
+import { NoticeBell } from "./notices.js";
 
 const PHONE = "(max-width: 760px)";
 
@@ -37,6 +38,7 @@ class App {
       fileInput: $("#file-input"),
       chips: $("#attachments"),
     });
+    this.notices = new NoticeBell(this, $("#notices"));
     this.renderPending = false;
   }
 
@@ -47,6 +49,7 @@ class App {
     this.features = await Features.load();
     $("#open-memory").hidden = !this.features.memory;
     $("#open-tasks").hidden = !this.features.tasks;
+    this.notices.start();
     try {
       await this.loadConfig({ firstRun: true });
     } catch (error) {

@@ -93,7 +93,7 @@ export class ChatView {
   viewFor(turnId, { text = "", create = true } = {}) {
     let view = this.turns.get(turnId);
     if (!view && create) {
-      view = new TurnView(turnId);
+      view = new TurnView(turnId, { answer: (id, text) => this.answerQuestion(id, text) });
       const mine = this.pending.get(turnId);
       if (mine) view.setUser(mine.text, mine.images);
       else if (text) view.setUser(text);
@@ -137,6 +137,7 @@ export class ChatView {
       default:
         this.viewFor(turn).apply(event);
         if (this.running === null && turn) this.running = turn;
+        if (event.event === "notice" && data.kind === "notify") this.app.notices.arrived(data);
     }
     this.app.chatChanged(this);
   }
@@ -188,6 +189,10 @@ export class ChatView {
     const first = await this.stream.adopt(response, controller);
     if (first && first.event === "queued") this.refreshQueue();
     return first;
+  }
+
+  answerQuestion(questionId, text) {
+    return this.api.post(`/v1/sessions/${this.id}/questions/${encodeURIComponent(questionId)}`, { answer: text });
   }
 
   async stop() {

@@ -35,6 +35,10 @@ export class Features {
     return this.has("/v1/tasks");
   }
 
+  get notices() {
+    return this.has("/v1/notices");
+  }
+
   get export() {
     return this.paths.some((path) => path.startsWith("/v1/export/"));
   }

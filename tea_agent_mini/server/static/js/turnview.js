@@ -1,9 +1,10 @@
 // One turn on screen: the user's message and the assistant's answer, built from UI events as they
 // stream (or from stored messages). The answer is a list of segments in the order they happened:
-// reasoning, text, tool cards, notices.
+// reasoning, text, tool cards, questions, notices.
 import { h, icon } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { openLightbox } from "./attach.js";
+import { QuestionCard } from "./questions.js";
 
 const PREVIEW_CHARS = 2000;
 
@@ -36,8 +37,11 @@ function clip(text) {
 }
 
 export class TurnView {
-  constructor(turnId = "") {
+  // answer(questionId, text) -> Promise: how this turn's questions are answered (live turns only)
+  constructor(turnId = "", { answer = null } = {}) {
     this.id = turnId;
+    this.answerQuestion = answer;
+    this.questions = new Map();
     this.el = h("section", { class: "turn", dataset: { turn: turnId } });
     this.user = null;
     this.answer = null;
@@ -171,8 +175,22 @@ export class TurnView {
     card.body.append(h("div", { class: "label" }, label), h("pre", { class: ok === false ? "tool-result error" : "tool-result" }, clip(ok === false ? error || preview : preview)));
   }
 
-  notice({ message, kind }) {
-    this.addSegment("notice", h("div", { class: `notice ${kind || "info"}` }, message));
+  notice({ message, kind, title }) {
+    const text = kind === "notify" && title ? `${title}: ${message}` : message;
+    this.addSegment("notice", h("div", { class: `notice ${kind || "info"}` }, text));
+  }
+
+  question(data) {
+    if (this.questions.has(data.id)) return;
+    const answer = this.answerQuestion || (() => Promise.reject(new Error("this view cannot answer")));
+    const card = new QuestionCard(data, answer);
+    this.questions.set(data.id, card);
+    this.addSegment("question", card.el);
+  }
+
+  questionClosed({ id, status, answer }) {
+    const card = this.questions.get(id);
+    if (card) card.close(status, answer);
   }
 
   error({ message, kind }) {
@@ -201,6 +219,7 @@ export class TurnView {
         card.el.classList.replace("running", "stored");
       }
     }
+    for (const card of this.questions.values()) card.close("ended");
   }
 
   // Apply one UI event of this turn.
@@ -224,6 +243,12 @@ export class TurnView {
         break;
       case "notice":
         this.notice(data);
+        break;
+      case "question":
+        this.question(data);
+        break;
+      case "question_closed":
+        this.questionClosed(data);
         break;
       case "error":
         this.error(data);

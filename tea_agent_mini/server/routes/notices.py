@@ -1,0 +1,63 @@
+"""``GET /v1/notices``: the notices tools stored for the user (``toolkit_notify`` without a
+desktop, finished scheduled tasks), newest first across every session.
+
+A turn running in this server also shows its notices at once, as ``notice`` events of kind
+``notify`` on its stream; this list is how the UI finds the ones nobody was watching.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..bodies import query_int
+from ..spec import endpoint
+from ..state import blocking, state
+
+MAX_LIMIT = 200
+
+
+def _notices(store: Any, limit: int) -> list[dict[str, Any]]:
+    from ...toolkit.notify import recent_notices
+
+    titles: dict[str, str] = {}
+    data = []
+    for notice in recent_notices(store, limit):
+        topic_id = notice.get("topic_id")
+        if topic_id and topic_id not in titles:
+            topic = store.topics.get(topic_id)
+            titles[topic_id] = topic.title if topic else ""
+        data.append(
+            {
+                "title": str(notice.get("title", "")),
+                "message": str(notice.get("message", "")),
+                "urgency": str(notice.get("urgency", "normal")),
+                "time": str(notice.get("time", "")),
+                "session_id": topic_id,
+                "session_title": titles.get(topic_id, "") if topic_id else "",
+            }
+        )
+    return data
+
+
+@endpoint(
+    "Stored notices, newest first",
+    tag="notices",
+    query={"limit": "int - at most this many (default 50, up to 200)"},
+    response="NoticeList",
+    description=(
+        "Notices saved by toolkit_notify when no desktop notification could be shown, and by "
+        "scheduled tasks that notify when they finish. `time` is ISO 8601 (UTC)."
+    ),
+)
+async def list_notices(request: Request) -> JSONResponse:
+    limit = query_int(request, "limit", 50, minimum=1, maximum=MAX_LIMIT)
+    data = await blocking(_notices, state(request).store, limit)
+    return JSONResponse({"object": "list", "data": data})
+
+
+def routes() -> list[Route]:
+    return [Route("/v1/notices", list_notices, methods=["GET"])]
