@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
-from tea_agent_mini.toolkit.programs import command_line, require_program, run_program, tail
+from tea_agent_mini.toolkit.programs import (
+    command_line,
+    python_has,
+    require_program,
+    require_python,
+    run_program,
+    tail,
+)
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.toolkit.shell import format_result
 from tea_agent_mini.toolkit.tomlreader import TomlDecodeError, load_toml
@@ -83,7 +88,8 @@ def toolkit_build(
             "cannot tell how to build it"
         )
     if chosen == "python":
-        argv = _python_command(directory, target, no_isolation)
+        python = require_python(directory, ctx.resolve("."), "build a Python project")
+        argv = _python_command(python, directory, target, no_isolation)
     elif chosen == "make":
         argv = [require_program("make", "build with a Makefile"), *([target] if target else [])]
     elif chosen == "npm":
@@ -101,11 +107,13 @@ def toolkit_build(
     return report
 
 
-def _python_command(directory: Path, target: str | None, no_isolation: bool) -> list[str]:
+def _python_command(
+    python: str, directory: Path, target: str | None, no_isolation: bool
+) -> list[str]:
     if target not in (None, "wheel", "sdist"):
         raise ToolError("for a Python build, target is 'wheel', 'sdist' or empty for both")
-    if importlib.util.find_spec("build") is not None:
-        argv = [sys.executable, "-m", "build", "--outdir", "dist"]
+    if python_has(python, "build"):
+        argv = [python, "-m", "build", "--outdir", "dist"]
         argv += [f"--{target}"] if target else []
         return argv + (["--no-isolation"] if no_isolation else []) + ["."]
     if target == "sdist":
@@ -113,7 +121,7 @@ def _python_command(directory: Path, target: str | None, no_isolation: bool) -> 
             "building an sdist needs the 'build' package (python -m pip install build); "
             "pip can only build wheels"
         )
-    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", "dist"]
+    argv = [python, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", "dist"]
     return argv + (["--no-build-isolation"] if no_isolation else []) + ["."]
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
-import sys
 from dataclasses import dataclass, field
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
-from tea_agent_mini.toolkit.programs import run_program, tail
+from tea_agent_mini.toolkit.programs import python_has, require_python, run_program, tail
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.toolkit.shell import CommandResult
 
@@ -91,11 +89,6 @@ def parse_pytest_output(text: str) -> TestSummary:
 def toolkit_run_tests(
     ctx: ToolContext, path: str = ".", args: str = "", timeout: float = 300
 ) -> str:
-    if importlib.util.find_spec("pytest") is None:
-        raise ToolError(
-            f"pytest is not installed for {sys.executable}; install it with "
-            "'python -m pip install pytest' (tests were not run)"
-        )
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ToolError(f"timeout must be between 0 and {MAX_TIMEOUT:g} seconds")
     file_part, sep, node = (path or ".").partition("::")
@@ -104,7 +97,13 @@ def toolkit_run_tests(
         extra = shlex.split(args or "")
     except ValueError as exc:
         raise ToolError(f"cannot split args {args!r}: {exc}") from exc
-    argv = [sys.executable, "-m", "pytest", "-q", "-rfE", "--color=no"]
+    python = require_python(target, ctx.resolve("."), "run the tests")
+    if not python_has(python, "pytest"):
+        raise ToolError(
+            f"pytest is not installed for {python}; install it with "
+            f"'{python} -m pip install pytest' (tests were not run)"
+        )
+    argv = [python, "-m", "pytest", "-q", "-rfE", "--color=no"]
     argv += [ctx.relative(target) + sep + node, *extra]
     result = run_program(ctx, argv, timeout=timeout, output_limit=OUTPUT_LIMIT)
     return format_report(parse_pytest_output(result.output), result.exit_code, result)
