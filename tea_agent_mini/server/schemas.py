@@ -274,18 +274,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ProfileCreated": obj({"name": STR, "model_name": STR, "created": BOOL}),
     "UploadForm": obj({"file": {"type": "string", "format": "binary"}}, ("file",)),
     "Upload": obj({"id": STR, "name": STR, "type": STR, "size": INT, "created": NUM, "url": STR}),
-    "SearchResult": obj(
-        {
-            "query": STR,
-            "sessions": {"type": "array", "items": ref("Session")},
-            "messages": {
-                "type": "array",
-                "items": obj(
-                    {"id": INT, "session_id": STR, "role": STR, "snippet": STR, "created": NUM}
-                ),
-            },
-        }
-    ),
     "ChatMessage": CHAT_MESSAGE,
     "ChatCompletionRequest": CHAT_REQUEST,
     "ChatCompletion": CHAT_COMPLETION,

@@ -280,6 +280,17 @@ def test_search_finds_tasks(http):
     assert http.get("/v1/search?q=nothing-like-it").json()["tasks"] == []
 
 
+def test_search_documents_every_kind_it_returns(http):
+    add(http, name="nightly backup", command="echo backing up")
+    returned = http.get("/v1/search", params={"q": "backup"}).json()
+    document = http.get("/openapi.json").json()
+    answer = document["paths"]["/v1/search"]["get"]["responses"]["200"]["content"]
+    documented = answer["application/json"]["schema"]["properties"]
+    assert (
+        set(returned) == set(documented) == {"query", "sessions", "messages", "memories", "tasks"}
+    )
+
+
 def test_openapi_documents_the_task_routes(http):
     document = http.get("/openapi.json").json()
     paths = document["paths"]

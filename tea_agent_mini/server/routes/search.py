@@ -12,13 +12,26 @@ from starlette.routing import Route
 from ...types import Message
 from ..api_errors import ApiError
 from ..bodies import query_int
+from ..schemas import INT, NUM, STR, obj, ref
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
-from .memory import memory_json
+from .memory import MEMORY_SCHEMA, memory_json
 from .sessions import session_json
+from .task_views import TASK_SCHEMA
 from .tasks import search_tasks
 
 SNIPPET_CHARS = 160
+HIT_SCHEMA = obj({"id": INT, "session_id": STR, "role": STR, "snippet": STR, "created": NUM})
+SEARCH_RESULT = obj(
+    {
+        "query": STR,
+        "sessions": {"type": "array", "items": ref("Session")},
+        "messages": {"type": "array", "items": HIT_SCHEMA},
+        "memories": {"type": "array", "items": MEMORY_SCHEMA},
+        "tasks": {"type": "array", "items": TASK_SCHEMA},
+    },
+    ("query", "sessions", "messages", "memories", "tasks"),
+)
 
 
 def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
@@ -55,7 +68,7 @@ def _find(
     "Search sessions, messages, memories and tasks",
     tag="search",
     query={"q": "str - the text to find (required)", "limit": "int - per kind, at most 100"},
-    response="SearchResult",
+    response=SEARCH_RESULT,
 )
 async def search(request: Request) -> JSONResponse:
     query = (request.query_params.get("q") or "").strip()
