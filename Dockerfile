@@ -41,6 +41,6 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=4); sys.exit(0 if r.status == 200 else 1)"]
 
-# The server reads its key from --api-key or server.api_key, not from the environment, hence the
-# shell: an empty TEA_AGENT_API_KEY falls back to server.api_key in /data/config.yaml.
-CMD ["sh", "-c", "mkdir -p \"$TEA_AGENT_HOME/workspace\" && exec tea-agent-mini serve --host 0.0.0.0 --port 8080 --workspace \"$TEA_AGENT_HOME/workspace\" --api-key \"${TEA_AGENT_API_KEY:-}\""]
+# TEA_AGENT_API_KEY (or server.api_key in /data/config.yaml) is the access token; without one the
+# server refuses to listen on 0.0.0.0. The volume may be mounted empty, hence the mkdir.
+CMD ["sh", "-c", "mkdir -p \"$TEA_AGENT_HOME/workspace\" && exec tea-agent-mini serve --host 0.0.0.0 --port 8080 --workspace \"$TEA_AGENT_HOME/workspace\""]

@@ -2,7 +2,7 @@
 
 The keys follow tea_agent's ``config.yaml`` so existing users can drop theirs in. Environment
 variables fill what the file leaves empty: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``TEA_AGENT_MODEL``. The home directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call
+``TEA_AGENT_MODEL``, and ``TEA_AGENT_API_KEY`` for the server's access token. The home directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call
 time. Secrets never appear in reprs or error messages (see :func:`mask_secret`).
 """
 
@@ -319,6 +319,7 @@ def apply_env(config: Config, env: Mapping[str, str]) -> None:
     main.model_name = main.model_name or env.get("TEA_AGENT_MODEL", "")
     if main.model_name and not main.api_url and main.api_key:
         main.api_url = "https://api.openai.com/v1"
+    config.server.api_key = config.server.api_key or env.get("TEA_AGENT_API_KEY", "")
 
 
 def normalise(config: Config) -> None:

@@ -11,7 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-ENV_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TEA_AGENT_MODEL", "TEA_AGENT_PROFILE")
+ENV_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TEA_AGENT_MODEL",
+    "TEA_AGENT_PROFILE",
+    "TEA_AGENT_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -123,6 +123,14 @@ def test_environment_fills_what_the_file_leaves_empty(write_config, monkeypatch)
     assert config.main_model.api_key == SECRET
 
 
+def test_server_access_token_from_the_environment(write_config, monkeypatch):
+    monkeypatch.setenv("TEA_AGENT_API_KEY", "env-token-1234")
+    assert load_config().server.api_key == "env-token-1234"
+    write_config({"server": {"api_key": "file-token-5678"}})
+    assert load_config().server.api_key == "file-token-5678"
+    assert "env-token" not in repr(load_config())
+
+
 def test_environment_alone_is_enough(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("TEA_AGENT_MODEL", "gpt-4o-mini")
