@@ -2,8 +2,9 @@
 
 The keys follow tea_agent's ``config.yaml`` so existing users can drop theirs in. Environment
 variables fill what the file leaves empty: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``TEA_AGENT_MODEL``, and ``TEA_AGENT_API_KEY`` for the server's access token. The home directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call
-time. Secrets never appear in reprs or error messages (see :func:`mask_secret`).
+``TEA_AGENT_MODEL``, and ``TEA_AGENT_API_KEY`` for the server's access token. The home
+directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call time. Secrets never appear
+in reprs or error messages (see :func:`mask_secret`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from ..config import Config
 from ..errors import ConfigError
-from .commands import terminal_approval, terminal_question
+from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter
 
 HELP = """commands:
@@ -54,7 +54,10 @@ class ChatRepl:
 
     def _open(self, topic_id: str | None) -> None:
         self.session = self.runtime.session(
-            topic_id, approve=terminal_approval(), ask_user=terminal_question()
+            topic_id,
+            approve=terminal_approval(),
+            ask_user=terminal_question(),
+            on_notice=terminal_notice(),
         )
         print(f"topic {self.session.topic_id}", file=sys.stderr)
 

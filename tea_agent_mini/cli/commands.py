@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from .._version import __version__
 from ..config import Config, load_config
-from ..types import ApprovalCallback, AskUserCallback
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter, TurnRecorder
 
 
@@ -20,33 +20,6 @@ def load(args: argparse.Namespace) -> Config:
     if getattr(args, "workspace", None):
         config.agent = replace(config.agent, workspace=args.workspace)
     return config
-
-
-def terminal_approval() -> ApprovalCallback:
-    """Ask on the terminal before a mutating tool runs; without a terminal, refuse."""
-
-    def approve(name: str, arguments: str) -> bool:
-        if not sys.stdin.isatty():
-            return False
-        sys.stderr.write(f"Allow {name}({arguments[:300]})? [y/N] ")
-        sys.stderr.flush()
-        return sys.stdin.readline().strip().lower() in {"y", "yes"}
-
-    return approve
-
-
-def terminal_question() -> AskUserCallback:
-    """Ask the user on the terminal (no timeout there: a person is typing); None without one."""
-
-    def ask(question: str, choices: list[str] | None, timeout: float) -> str | None:
-        if not sys.stdin.isatty():
-            return None
-        hint = f" [{'/'.join(choices)}]" if choices else ""
-        sys.stderr.write(f"\n? {question}{hint}\n> ")
-        sys.stderr.flush()
-        return sys.stdin.readline().rstrip("\n")
-
-    return ask
 
 
 def cmd_version(args: argparse.Namespace) -> int:
@@ -85,7 +58,10 @@ async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
     runtime = Runtime(config)
     try:
         session = runtime.session(
-            topic_id, approve=terminal_approval(), ask_user=terminal_question()
+            topic_id,
+            approve=terminal_approval(),
+            ask_user=terminal_question(),
+            on_notice=terminal_notice(),
         )
         recorder.topic_id = session.topic_id
         async for event in session.run_turn(prompt):
