@@ -358,6 +358,14 @@ def test_real_tree_builds_reproducibly(tmp_path: Path) -> None:
             (report["artifacts"]["wheel"]["sha256"], report["artifacts"]["sdist"]["sha256"])
         )
     assert digests[0] == digests[1]
+    # the wheel's long description is the user guide, not the developers' README
+    wheel = next((tmp_path / "o1").glob("*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(name).decode()
+    guide = (ROOT / "README.mini.md").read_text(encoding="utf-8")
+    assert "Description-Content-Type: text/markdown" in metadata
+    assert guide.strip().splitlines()[2] in metadata and "Run the tests" not in metadata
 
 
 @needs_backend
