@@ -338,17 +338,18 @@ def _sync(toolkit: Any, record: _Server) -> None:
     """Make ``toolkit`` hold exactly this server's current tools."""
     server = record.config.name
     wanted = {spec.name: spec for spec in record.specs}
-    for spec in toolkit.specs():
-        if spec.module == f"mcp:{server}" and spec.name not in wanted:
-            toolkit.unregister(spec.name)
-    for name, spec in wanted.items():
-        if toolkit.get(name) is spec:
-            continue
-        _unregister_ours(toolkit, name, server)
-        try:
-            toolkit.register(spec)
-        except ValueError as exc:
-            logger.warning("MCP server %s: tool %s not added: %s", server, name, exc)
+    with toolkit.lock:
+        for spec in toolkit.specs():
+            if spec.module == f"mcp:{server}" and spec.name not in wanted:
+                toolkit.unregister(spec.name)
+        for name, spec in wanted.items():
+            if toolkit.get(name) is spec:
+                continue
+            _unregister_ours(toolkit, name, server)
+            try:
+                toolkit.register(spec)
+            except ValueError as exc:
+                logger.warning("MCP server %s: tool %s not added: %s", server, name, exc)
 
 
 def _unregister_ours(toolkit: Any, name: str, server: str) -> None:

@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -131,10 +132,16 @@ def missing_requirements(spec: ToolSpec) -> list[str]:
 
 @dataclass
 class Toolkit:
-    """The registry of tools available to a session. Read-only once the runtime has started."""
+    """The registry of tools available to a session.
+
+    Built-ins are loaded at start; self-made tools and MCP servers' tools come and go while it
+    runs (from tool threads and the MCP loop), so changes go through :attr:`lock`. Lookups need
+    no lock: each reads the dict in one step.
+    """
 
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     load_errors: dict[str, str] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @classmethod
     def load(cls, modules: Iterable[str] | None = None) -> Toolkit:
@@ -175,15 +182,23 @@ class Toolkit:
 
     def register(self, spec: ToolSpec) -> None:
         """Add a tool. Raises ValueError when the name is taken (unregister it first)."""
-        existing = self.tools.get(spec.name)
-        if existing is not None:
-            raise ValueError(
-                f"tool {spec.name!r} is already registered (by {existing.module or 'unknown'})"
-            )
-        self.tools[spec.name] = spec
+        with self.lock:
+            existing = self.tools.get(spec.name)
+            if existing is not None:
+                raise ValueError(
+                    f"tool {spec.name!r} is already registered (by {existing.module or 'unknown'})"
+                )
+            self.tools[spec.name] = spec
+
+    def replace(self, spec: ToolSpec) -> None:
+        """Put ``spec`` in place of the tool of that name (if any) in one step, so a concurrent
+        lookup never misses it."""
+        with self.lock:
+            self.tools[spec.name] = spec
 
     def unregister(self, name: str) -> None:
-        self.tools.pop(name, None)
+        with self.lock:
+            self.tools.pop(name, None)
 
     def get(self, name: str) -> ToolSpec | None:
         return self.tools.get(name)

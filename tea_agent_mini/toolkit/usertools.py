@@ -117,26 +117,26 @@ def install(
 ) -> None:
     """Register ``specs`` in place of ``replacing``. Raises UserToolError on a name clash with a
     built-in or with another user file (then nothing changes)."""
-    replaced = {s.name for s in replacing}
-    for spec in specs:
-        existing = toolkit.get(spec.name)
-        if existing is None or spec.name in replaced:
-            continue
-        for module in {s.module for s in specs}:
+    with toolkit.lock:  # the clash check and the change as one step
+        replaced = {s.name for s in replacing}
+        for spec in specs:
+            existing = toolkit.get(spec.name)
+            if existing is None or spec.name in replaced:
+                continue
+            for module in {s.module for s in specs}:
+                forget_module(module)
+            origin = module_origin(existing)
+            if origin is None:
+                raise UserToolError(f"{spec.name!r} would shadow the built-in tool of that name")
+            raise UserToolError(f"{spec.name!r} is already defined by {origin.stem}.py")
+        new_names = {s.name for s in specs}
+        for old in replacing:
+            if old.name not in new_names:
+                toolkit.unregister(old.name)
+        for spec in specs:
+            toolkit.replace(spec)
+        for module in {s.module for s in replacing} - {s.module for s in specs}:
             forget_module(module)
-        origin = module_origin(existing)
-        if origin is None:
-            raise UserToolError(f"{spec.name!r} would shadow the built-in tool of that name")
-        raise UserToolError(f"{spec.name!r} is already defined by {origin.stem}.py")
-    new_names = {s.name for s in specs}
-    for old in replacing:
-        if old.name not in new_names:
-            toolkit.unregister(old.name)
-    for spec in specs:
-        # Assigned rather than unregister + register, so a concurrent lookup never misses it.
-        toolkit.tools[spec.name] = spec
-    for module in {s.module for s in replacing} - {s.module for s in specs}:
-        forget_module(module)
 
 
 def _drop(toolkit: Toolkit, spec: ToolSpec) -> None:
