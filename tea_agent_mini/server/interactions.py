@@ -1,11 +1,12 @@
-"""How a server turn's tools reach the user: questions (``toolkit_question``) and notices
-(``toolkit_notify`` without a desktop).
+"""How a server turn's tools reach the user: questions (``toolkit_question``), approvals (a
+mutating tool under ``approval: ask``) and notices (``toolkit_notify`` without a desktop).
 
 Tools run in worker threads; a turn's event log lives on the event loop. A question goes onto
 the log (through ``call_soon_threadsafe``) as a :class:`Question` event, and the tool's thread
 waits on a ``concurrent.futures.Future`` that ``POST /v1/sessions/{id}/questions/{qid}``
 resolves. Nobody answering in time, or the turn ending, gives ``None`` (the tool then uses its
-default). A notice goes onto the log as a :class:`UserNotice` event.
+default). An approval is a question of kind ``approval`` with the choices Allow and Deny;
+no answer in time denies. A notice goes onto the log as a :class:`UserNotice` event.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..types import ToolCallStart
 
 if TYPE_CHECKING:
-    from ..types import AskUserCallback, NoticeCallback
+    from ..types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 log = logging.getLogger(__name__)
 
 QUESTION_TOOL = "toolkit_question"
 KEEP_CLOSED = 1000  # closed question ids remembered, so a late answer gets 409 rather than 404
+APPROVAL_TIMEOUT = 600.0  # seconds an approval waits; then the call is denied
+ALLOW, DENY = "Allow", "Deny"
+ARGUMENTS_SHOWN = 4000  # characters of a call's arguments an approval shows
 
 Publish = Callable[[Any], None]
 """Logs an event in the turn that asked; called on the event loop only."""
@@ -47,6 +51,9 @@ class Question:
     timeout: float
     deadline: float  # time.time() when the tool stops waiting
     default: str | None = None
+    kind: Literal["question", "approval"] = "question"
+    tool: str | None = None  # an approval's tool and its arguments (JSON)
+    arguments: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class TurnHooks:
     """What one turn's tools get to reach the user (passed on to ``Runtime.session``)."""
 
     ask_user: AskUserCallback
+    approve: ApprovalCallback
     on_notice: NoticeCallback
 
 
@@ -105,17 +113,13 @@ class Interactions:
         loop = asyncio.get_running_loop()
         self._live.add(turn)
 
-        def ask_user(question: str, choices: list[str] | None, timeout: float) -> str | None:
-            deadline = time.time() + timeout
-            asked = Question(
-                uuid.uuid4().hex[:12], question, tuple(choices or ()), timeout, deadline
-            )
+        def ask(asked: Question) -> str | None:
             future: concurrent.futures.Future[str] = concurrent.futures.Future()
             opened = (asked, future, topic_id, turn, publish, default_of)
             if not _call(loop, self._open_question, *opened):
                 return None
             try:
-                return future.result(timeout)
+                return future.result(asked.timeout)
             except concurrent.futures.CancelledError:
                 return None  # the turn ended
             except concurrent.futures.TimeoutError:
@@ -124,10 +128,30 @@ class Interactions:
                 _call(loop, self._expire, asked.id)
                 return None
 
+        def ask_user(question: str, choices: list[str] | None, timeout: float) -> str | None:
+            return ask(
+                Question(_new_id(), question, tuple(choices or ()), timeout, _after(timeout))
+            )
+
+        def approve(name: str, arguments: str) -> bool:
+            asked = Question(
+                _new_id(),
+                f"Allow {name} to run?",
+                (ALLOW, DENY),
+                APPROVAL_TIMEOUT,
+                _after(APPROVAL_TIMEOUT),
+                default=DENY,
+                kind="approval",
+                tool=name,
+                arguments=arguments[:ARGUMENTS_SHOWN],
+            )
+            answer = ask(asked)
+            return answer is not None and answer.strip().lower() in ("allow", "yes", "y")
+
         def on_notice(title: str, message: str, urgency: str) -> None:
             _call(loop, publish, UserNotice(title, message, urgency))
 
-        return TurnHooks(ask_user, on_notice)
+        return TurnHooks(ask_user, approve, on_notice)
 
     def answer(self, topic_id: str, question_id: str, text: str) -> AnswerOutcome:
         """Hand ``text`` to the tool waiting for it: ``unknown`` when no such question was
@@ -163,7 +187,8 @@ class Interactions:
         if turn not in self._live:
             future.cancel()
             return
-        asked = replace(asked, default=default_of(asked.question))
+        if asked.kind == "question":
+            asked = replace(asked, default=default_of(asked.question))
         self._open[asked.id] = _Open(topic_id, turn, future, publish)
         publish(asked)
 
@@ -194,6 +219,14 @@ def question_default(events: Iterable[Any], question: str) -> str | None:
             default = arguments.get("default")
             return str(default) if default is not None and str(default).strip() else None
     return None
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _after(seconds: float) -> float:
+    return time.time() + seconds
 
 
 def _call(loop: asyncio.AbstractEventLoop, func: Callable[..., Any], *args: Any) -> bool:

@@ -16,7 +16,7 @@ from ..config import Config, load_config, profile_path
 if TYPE_CHECKING:
     from ..agent.session import Session
     from ..runtime import Runtime
-    from ..types import AskUserCallback, NoticeCallback
+    from ..types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +69,13 @@ class RuntimePool:
         topic_id: str,
         profile: str | None = None,
         *,
+        approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
         on_notice: NoticeCallback | None = None,
     ) -> Session:
-        return self.get(profile).session(topic_id, ask_user=ask_user, on_notice=on_notice)
+        return self.get(profile).session(
+            topic_id, approve=approve, ask_user=ask_user, on_notice=on_notice
+        )
 
     async def switch(self, config: Config) -> None:
         """Make ``config`` the active one (the caller makes sure no turn is running)."""

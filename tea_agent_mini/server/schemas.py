@@ -111,10 +111,11 @@ UI_EVENT = obj(
         "The data of one SSE event (`event:` is the type, `id:` the log id). start {text}; "
         "queued {position}; token/reasoning {text}; tool_start {call_id, name, arguments}; "
         "tool_result {call_id, name, ok, preview, error, duration}; notice {message, kind} "
-        "(kind `notify`: also title, urgency, time); question {id, question, choices, default, "
-        "timeout, deadline, expires_in} (answer with POST .../questions/{id}); question_closed "
-        "{id, status, answer}; error {message, kind}; done {text, usage, iterations, "
-        "finish_reason, context}."
+        "(kind `notify`: also title, urgency, time); question {id, kind, question, choices, "
+        "default, timeout, deadline, expires_in} (answer with POST .../questions/{id}; kind "
+        "`approval` asks to allow a tool call under `approval: ask`, with name and arguments, "
+        "choices Allow/Deny, denied when nobody answers); question_closed {id, status, answer}; "
+        "error {message, kind}; done {text, usage, iterations, finish_reason, context}."
     ),
 )
 

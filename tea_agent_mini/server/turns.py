@@ -27,8 +27,9 @@ from .interactions import Interactions, TurnHooks, question_default
 log = logging.getLogger(__name__)
 
 OpenSession = Callable[..., Any]
-"""``(topic_id, profile, *, ask_user, on_notice) -> Session``; called in a worker thread (it
-touches the store). The callbacks let the turn's tools ask the user and show notices."""
+"""``(topic_id, profile, *, approve, ask_user, on_notice) -> Session``; called in a worker
+thread (it touches the store). The callbacks let the turn's tools ask the user (approvals under
+``approval: ask`` included) and show notices."""
 
 
 class ShuttingDown(RuntimeError):
@@ -331,6 +332,7 @@ class TurnManager:
                 self._open_session,
                 channel.topic_id,
                 item.profile,
+                approve=hooks.approve,
                 ask_user=hooks.ask_user,
                 on_notice=hooks.on_notice,
             )

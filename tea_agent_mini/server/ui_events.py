@@ -102,8 +102,9 @@ def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
 
 def interaction_event(event: Question | QuestionClosed | UserNotice) -> tuple[str, dict[str, Any]]:
     if isinstance(event, Question):
-        return "question", {
+        data = {
             "id": event.id,
+            "kind": event.kind,
             "question": event.question,
             "choices": list(event.choices),
             "default": event.default,
@@ -112,6 +113,9 @@ def interaction_event(event: Question | QuestionClosed | UserNotice) -> tuple[st
             # counted when sent, so a replayed question shows the time it has left
             "expires_in": round(max(0.0, event.deadline - time.time()), 1),
         }
+        if event.kind == "approval":
+            data.update(name=event.tool, arguments=event.arguments)
+        return "question", data
     if isinstance(event, QuestionClosed):
         return "question_closed", {"id": event.id, "status": event.status, "answer": event.answer}
     return "notice", {

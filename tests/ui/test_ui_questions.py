@@ -1,5 +1,5 @@
 """Tools reaching the user in real headless Chromium: a toolkit_question card answered by a click
-(and shown again after a reload), a toolkit_notify toast and the notices bell."""
+(and shown again after a reload), an approval card, a toolkit_notify toast and the notices bell."""
 
 from __future__ import annotations
 
@@ -98,3 +98,32 @@ def test_notice_shows_a_toast_and_the_bell_counts_it(
     assert item.count() == 1 and "3 files saved" in item.inner_text()
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('#notices .badge').hidden")
+
+
+def test_approval_card_allows_then_denies(page, live, model, workspace: Path):
+    with live.client() as http:
+        assert http.patch("/v1/config", json={"agent": {"approval": "ask"}}).status_code == 200
+    for name in ("yes.txt", "no.txt"):
+        write = {"action": "write", "filename": name, "content": "x"}
+        model.push(Reply(tool_calls=[ToolCallSpec("toolkit_file", write)]), Reply(text="Ok."))
+    open_app(page, live.url)
+    send(page, "write yes.txt")
+    card = page.locator(".question.approval.open")
+    card.wait_for()
+    assert card.locator(".question-text").inner_text() == "Allow toolkit_file to run?"
+    assert '"filename": "yes.txt"' in card.locator(".question-call").inner_text()
+    assert card.locator(".question-input").count() == 0
+    assert "denied if nobody answers" in card.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-approval.png"))
+    card.get_by_role("button", name="Allow").click()
+    wait_turns_finished(page, 1)
+    assert page.locator(".question.approval .question-status").inner_text() == "Allowed"
+    assert (workspace / "yes.txt").exists()
+
+    send(page, "write no.txt")
+    page.locator(".question.approval.open").get_by_role("button", name="Deny").click()
+    wait_turns_finished(page, 2)
+    assert page.locator(".question.approval .question-status").last.inner_text() == "Denied"
+    assert not (workspace / "no.txt").exists()
+    assert "declined" in tool_output(model)

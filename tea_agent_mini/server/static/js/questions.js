@@ -1,5 +1,6 @@
 // A question a tool asks mid-turn (toolkit_question): a card inside the turn with the choices as
-// buttons, a text field, and the time left. The tool waits on the server; the answer goes to
+// buttons, a text field, and the time left. An approval (kind "approval": a tool that changes
+// something, under `approval: ask`) shows the call and Allow / Deny only; no answer denies. The tool waits on the server; the answer goes to
 // POST /v1/sessions/{id}/questions/{qid}. The card closes on the `question_closed` event (also
 // replayed after a reload), or when the turn ends.
 
@@ -10,14 +11,56 @@ function clock(seconds) {
   return s >= 60 ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` : `${s} s`;
 }
 
+// The call an approval asks about: its arguments, pretty-printed when they are JSON.
+function callText(data) {
+  let args = data.arguments || "";
+  try {
+    args = JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    // shown as sent
+  }
+  return `${data.name || "tool"}(${args})`;
+}
+
 export class QuestionCard {
   // data: the `question` event; answer(id, text) -> Promise posting the answer.
   constructor(data, answer) {
     this.id = data.id;
     this.answer = answer;
     this.closed = false;
+    this.approval = data.kind === "approval";
     this.ends = Date.now() + (data.expires_in ?? data.timeout ?? 0) * 1000;
     this.timeLeft = h("span", { class: "question-time" });
+    this.status = h("div", { class: "question-status" });
+    this.form = h("div", { class: "question-form" }, this.buttons(data), this.approval ? null : this.textRow(data));
+    const fallback = this.approval ? " · denied if nobody answers" : data.default ? ` · default: ${data.default}` : "";
+    this.el = h(
+      "div",
+      {
+        class: this.approval ? "question approval open" : "question open",
+        role: "group",
+        "aria-label": this.approval ? "Approval" : "Question",
+        dataset: { question: data.id },
+      },
+      h("div", { class: "question-text" }, data.question),
+      this.approval ? h("pre", { class: "question-call" }, callText(data)) : null,
+      this.form,
+      h("div", { class: "question-meta" }, this.timeLeft, fallback),
+      this.status,
+    );
+    this.tick();
+    this.timer = setInterval(() => this.tick(), 1000);
+  }
+
+  buttons(data) {
+    const choices = (data.choices || []).map((choice) => {
+      const kind = this.approval ? (choice === "Allow" ? " primary" : " danger") : "";
+      return h("button", { type: "button", class: `btn question-choice${kind}`, onclick: () => this.send(choice) }, choice);
+    });
+    return choices.length ? h("div", { class: "question-choices" }, choices) : null;
+  }
+
+  textRow(data) {
     this.input = h("input", {
       type: "text",
       class: "question-input",
@@ -30,28 +73,8 @@ export class QuestionCard {
         }
       },
     });
-    const choices = (data.choices || []).map((choice) =>
-      h("button", { type: "button", class: "btn question-choice", onclick: () => this.send(choice) }, choice),
-    );
     const sendButton = h("button", { type: "button", class: "btn primary small", onclick: () => this.send(this.input.value) }, "Answer");
-    this.status = h("div", { class: "question-status" });
-    this.form = h(
-      "div",
-      { class: "question-form" },
-      choices.length ? h("div", { class: "question-choices" }, choices) : null,
-      h("div", { class: "row" }, this.input, sendButton),
-    );
-    const meta = [this.timeLeft, data.default ? ` · default: ${data.default}` : ""];
-    this.el = h(
-      "div",
-      { class: "question open", role: "group", "aria-label": "Question", dataset: { question: data.id } },
-      h("div", { class: "question-text" }, data.question),
-      this.form,
-      h("div", { class: "question-meta" }, meta),
-      this.status,
-    );
-    this.tick();
-    this.timer = setInterval(() => this.tick(), 1000);
+    return h("div", { class: "row" }, this.input, sendButton);
   }
 
   tick() {
@@ -82,10 +105,11 @@ export class QuestionCard {
     clearInterval(this.timer);
     this.form.remove();
     this.timeLeft.parentElement.remove();
-    this.el.classList.replace("open", status === "answered" ? "answered" : "expired");
+    const denied = this.approval && answer !== "Allow";
+    this.el.classList.replace("open", status === "answered" && !denied ? "answered" : "expired");
     const text = {
-      answered: `Answered: ${answer}`,
-      timeout: "Nobody answered in time; the default was used.",
+      answered: this.approval ? (answer === "Allow" ? "Allowed" : "Denied") : `Answered: ${answer}`,
+      timeout: this.approval ? "Nobody answered in time; the call was denied." : "Nobody answered in time; the default was used.",
       gone: "This question was already answered or has timed out.",
       ended: "The turn ended before an answer.",
     }[status];

@@ -1,0 +1,94 @@
+"""``approval: ask`` in a server turn: the mutating call waits for an ``approval`` question on the
+UI event stream, answered through POST .../questions/{qid}; Deny or no answer refuses the call."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from tea_agent_mini.server import interactions
+from tests.fakes.scripted_server import Reply, ToolCallSpec
+from tests.server.server_helpers import SSE, read_events, types_of
+
+WRITE = {"action": "write", "filename": "notes.txt", "content": "hello"}
+
+
+def write_turn(scripted_server) -> None:
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_file", WRITE)]), Reply(text="Finished.")
+    )
+
+
+def start_session(http) -> str:
+    assert http.patch("/v1/config", json={"agent": {"approval": "ask"}}).status_code == 200
+    return http.post("/v1/sessions", json={}).json()["id"]
+
+
+def answering(http, sid: str, text: str, answered: list[int]):
+    def on_event(event: SSE) -> bool:
+        if event.event == "question":
+            url = f"/v1/sessions/{sid}/questions/{event.data['id']}"
+
+            def post() -> None:
+                answered.append(http.post(url, json={"answer": text}).status_code)
+
+            threading.Thread(target=post).start()
+        return False
+
+    return on_event
+
+
+def tool_result(events: list[SSE]) -> dict:
+    return next(e.data for e in events if e.event == "tool_result")
+
+
+def test_allowed_call_runs(http, scripted_server, workspace: Path):
+    write_turn(scripted_server)
+    sid = start_session(http)
+    answered: list[int] = []
+    url = f"/v1/sessions/{sid}/messages"
+    until = answering(http, sid, "Allow", answered)
+    _, events = read_events(http, "POST", url, json={"content": "write it"}, until=until)
+    asked = next(e.data for e in events if e.event == "question")
+    assert asked["kind"] == "approval" and asked["name"] == "toolkit_file"
+    assert json.loads(asked["arguments"]) == WRITE
+    assert asked["choices"] == ["Allow", "Deny"] and asked["default"] == "Deny"
+    kinds = types_of(events)
+    assert kinds.index("question") < kinds.index("question_closed") < kinds.index("tool_result")
+    assert answered == [200] and tool_result(events)["ok"] is True
+    assert (workspace / "notes.txt").read_text() == "hello"
+
+
+def test_denied_call_is_refused(http, scripted_server, workspace: Path):
+    write_turn(scripted_server)
+    sid = start_session(http)
+    answered: list[int] = []
+    url = f"/v1/sessions/{sid}/messages"
+    until = answering(http, sid, "Deny", answered)
+    _, events = read_events(http, "POST", url, json={"content": "write it"}, until=until)
+    result = tool_result(events)
+    assert result["ok"] is False and "declined" in result["error"]
+    assert not (workspace / "notes.txt").exists() and types_of(events)[-1] == "done"
+
+
+def test_no_answer_in_time_refuses(http, scripted_server, workspace: Path, monkeypatch):
+    monkeypatch.setattr(interactions, "APPROVAL_TIMEOUT", 1.0)
+    write_turn(scripted_server)
+    sid = start_session(http)
+    _, events = read_events(http, "POST", f"/v1/sessions/{sid}/messages", json={"content": "x"})
+    closed = next(e.data for e in events if e.event == "question_closed")
+    assert closed["status"] == "timeout"
+    assert tool_result(events)["ok"] is False and not (workspace / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("policy", ["auto", "never"])
+def test_other_policies_ask_nobody(http, scripted_server, workspace: Path, policy: str):
+    write_turn(scripted_server)
+    assert http.patch("/v1/config", json={"agent": {"approval": policy}}).status_code == 200
+    sid = http.post("/v1/sessions", json={}).json()["id"]
+    _, events = read_events(http, "POST", f"/v1/sessions/{sid}/messages", json={"content": "x"})
+    assert "question" not in types_of(events)
+    assert (workspace / "notes.txt").exists() is (policy == "auto")
