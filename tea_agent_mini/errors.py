@@ -14,7 +14,7 @@
     ├── StoreError           the SQLite store could not do what was asked
     │   └── UnknownSession   (export/session_markdown.py) no such session to export
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
-    └── TaskError            (scheduler/runner.py) TaskNotFound, TaskBusy
+    └── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
 
 The subclasses named with a module live next to the code that raises them, so that module stays
 importable on its own; they still root here.

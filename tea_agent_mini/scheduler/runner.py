@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import TeaAgentError
 from .cron import ScheduleError
+from .errors import TaskBusy, TaskError, TaskNotFound
 from .schedules import Schedule, parse_schedule
 
 if TYPE_CHECKING:
@@ -51,18 +52,6 @@ HARD_LIMIT_FACTOR = 4  # a busy shell command may run this many times its timeou
 LEASE_MARGIN = 60.0  # the lease outlives the longest possible run by this much
 STOP_GRACE = 5.0
 RESULT_STATUSES = ("ok", "failed", "timeout")
-
-
-class TaskError(TeaAgentError, ValueError):
-    """A task request is invalid: bad name, kind or command, or a missing runtime."""
-
-
-class TaskNotFound(TaskError, LookupError):
-    """No task has the given id or name."""
-
-
-class TaskBusy(TaskError):
-    """The task is running already (here or in another process); runs never overlap."""
 
 
 class Clock(Protocol):

@@ -19,15 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError, ToolError
 from .cron import ScheduleError
-from .runner import (
-    Clock,
-    SchedulerRunner,
-    SystemClock,
-    TaskError,
-    TaskNotFound,
-    moment,
-    next_fire,
-)
+from .errors import TaskError, TaskNotFound
+from .runner import Clock, SchedulerRunner, SystemClock, moment, next_fire
 from .schedules import Schedule, parse_schedule
 
 if TYPE_CHECKING:

@@ -107,7 +107,7 @@ def toolkit_scheduler(
     notify: bool | None = None,
     count: int | None = None,
 ) -> str:
-    from tea_agent_mini.scheduler.runner import TaskError
+    from tea_agent_mini.scheduler.errors import TaskError
 
     if action not in ACTIONS:
         raise ToolError(f"unknown action {action!r}; expected one of: {', '.join(ACTIONS)}")

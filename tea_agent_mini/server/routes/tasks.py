@@ -55,7 +55,7 @@ PREVIEW_MAX = 50
 def translate(exc: Exception) -> ApiError | None:
     """The HTTP error for a scheduler exception: 404 unknown task, 409 busy, 400 invalid."""
     from ...scheduler.cron import ScheduleError
-    from ...scheduler.runner import TaskBusy, TaskError, TaskNotFound
+    from ...scheduler.errors import TaskBusy, TaskError, TaskNotFound
 
     if isinstance(exc, TaskNotFound):
         return ApiError(404, str(exc))
