@@ -74,6 +74,27 @@ def test_profile_dropdown_switches_the_active_profile(page, live, model, write_c
         assert http.get("/v1/config").json()["profile"] == "other"
 
 
+def test_tool_approval_is_chosen_in_settings(page, live):
+    def policy() -> str:
+        with live.client() as http:
+            return http.get("/v1/config").json()["config"]["agent"]["approval"]
+
+    open_app(page, live.url)
+    page.click("#open-settings")
+    group = page.get_by_role("radiogroup", name="Tool approval")
+    assert group.get_by_label("Run freely").is_checked() and policy() == "auto"
+    group.get_by_text("Ask me first").click()
+    page.locator(".toast", has_text="ask me first").wait_for()
+    assert policy() == "ask"
+    page.keyboard.press("Escape")
+    page.click("#open-settings")  # reopened, the dialog shows the server's setting
+    group = page.get_by_role("radiogroup", name="Tool approval")
+    assert group.get_by_label("Ask me first").is_checked()
+    group.get_by_text("Read-only").click()
+    page.locator(".toast", has_text="read-only").wait_for()
+    assert policy() == "never"
+
+
 def test_first_run_setup_creates_a_profile_and_the_chat_works(page, model, start_live, tea_home):
     live = start_live()  # no config.yaml: the server starts without a model
     open_app(page, live.url)

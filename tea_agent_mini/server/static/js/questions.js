@@ -1,7 +1,7 @@
 // A question a tool asks mid-turn (toolkit_question): a card inside the turn with the choices as
 // buttons, a text field, and the time left. An approval (kind "approval": a tool that changes
-// something, under `approval: ask`) shows the call and Allow / Deny only; no answer denies. The tool waits on the server; the answer goes to
-// POST /v1/sessions/{id}/questions/{qid}. The card closes on the `question_closed` event (also
+// something, under `approval: ask`) shows the call and Allow / Deny only; no answer denies.
+// The tool waits on the server; the answer goes to POST /v1/sessions/{id}/questions/{qid}. The card closes on the `question_closed` event (also
 // replayed after a reload), or when the turn ends.
 
 import { h, toast } from "./dom.js";

@@ -1,4 +1,5 @@
-// Settings: theme and accent (remembered in localStorage), the model profile, the API key.
+// Settings: theme and accent (remembered in localStorage), the model profile, tool approval, the
+// API key.
 import { h, modal, toast } from "./dom.js";
 import { prefs, setTheme, setAccent, DEFAULT_ACCENT } from "./prefs.js";
 import { openSetup } from "./setup.js";
@@ -74,6 +75,44 @@ async function profiles(app, close) {
   return box;
 }
 
+const APPROVALS = [
+  ["auto", "Run freely"],
+  ["ask", "Ask me first"],
+  ["never", "Read-only"],
+];
+
+// agent.approval for this server run: whether tools that write files or run commands need a click.
+function approval(app) {
+  const current = app.config ? app.config.config.agent.approval : "auto";
+  const radios = APPROVALS.map(([value, label]) =>
+    h(
+      "label",
+      { class: "seg" },
+      h("input", {
+        type: "radio",
+        name: "approval",
+        value,
+        checked: current === value,
+        onchange: async () => {
+          try {
+            await app.api.patch("/v1/config", { agent: { approval: value } });
+            await app.loadConfig();
+            toast(`Tools: ${label.toLowerCase()}`, "ok");
+          } catch (error) {
+            toast(error.message, "error", 6000);
+          }
+        },
+      }),
+      h("span", {}, label),
+    ),
+  );
+  return section(
+    "Tools that change things",
+    h("div", { class: "segmented", role: "radiogroup", "aria-label": "Tool approval" }, radios),
+    h("p", { class: "muted" }, "Writing files and running commands: without asking, after your Allow, or never. Until the server restarts."),
+  );
+}
+
 function apiKey(app) {
   const input = h("input", { type: "password", value: app.api.key, placeholder: "not set", "aria-label": "API key", autocomplete: "off" });
   const required = app.config && app.config.auth_required;
@@ -93,7 +132,7 @@ function apiKey(app) {
 export async function openSettings(app) {
   const dialog = modal("Settings");
   dialog.dialog.classList.add("settings-dialog");
-  dialog.body.append(appearance(), await profiles(app, dialog.close), apiKey(app), h("p", { class: "muted" }, h("a", { href: "/docs", target: "_blank", rel: "noopener" }, "API documentation")));
+  dialog.body.append(appearance(), await profiles(app, dialog.close), approval(app), apiKey(app), h("p", { class: "muted" }, h("a", { href: "/docs", target: "_blank", rel: "noopener" }, "API documentation")));
   return dialog;
 }
 
