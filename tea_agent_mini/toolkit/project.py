@@ -89,7 +89,7 @@ def toolkit_build(
         )
     if chosen == "python":
         python = require_python(directory, ctx.resolve("."), "build a Python project")
-        argv = _python_command(python, directory, target, no_isolation)
+        argv = _python_command(python, target, no_isolation)
     elif chosen == "make":
         argv = [require_program("make", "build with a Makefile"), *([target] if target else [])]
     elif chosen == "npm":
@@ -107,9 +107,7 @@ def toolkit_build(
     return report
 
 
-def _python_command(
-    python: str, directory: Path, target: str | None, no_isolation: bool
-) -> list[str]:
+def _python_command(python: str, target: str | None, no_isolation: bool) -> list[str]:
     if target not in (None, "wheel", "sdist"):
         raise ToolError("for a Python build, target is 'wheel', 'sdist' or empty for both")
     if python_has(python, "build"):
@@ -118,7 +116,7 @@ def _python_command(
         return argv + (["--no-isolation"] if no_isolation else []) + ["."]
     if target == "sdist":
         raise ToolError(
-            "building an sdist needs the 'build' package (python -m pip install build); "
+            f"building an sdist needs the 'build' package ({python} -m pip install build); "
             "pip can only build wheels"
         )
     argv = [python, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", "dist"]
