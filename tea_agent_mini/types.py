@@ -225,8 +225,9 @@ class ChatModel(Protocol):
 ApprovalCallback = Callable[[str, str], bool]
 """Asked before a mutating tool runs under ``approval: ask``: (tool name, arguments) -> allowed."""
 
-AskUserCallback = Callable[[str, list[str] | None, float], str | None]
-"""Asks the user a question: (question, choices, timeout seconds) -> answer or None (no answer)."""
+AskUserCallback = Callable[[str, list[str] | None, float, str | None], str | None]
+"""Asks the user a question: (question, choices, timeout seconds, default or None) -> answer, or
+None when nobody answered (the tool then uses the default, which the front end may show)."""
 
 NoticeCallback = Callable[[str, str, str], None]
 """Shows the user a notice now: (title, message, urgency); set by a front end that can."""

@@ -84,6 +84,7 @@ def test_an_unanswered_question_times_out_to_the_default(model_config, scripted_
     started = time.monotonic()
     term = Terminal("paint it")
     term.wait_for("? Which colour?")
+    term.wait_for("2 s, then 'red'")
     term.wait_for("(no answer in time)")
     code, out = term.finish()
     assert code == 0 and out.strip() == "Red, then."

@@ -38,13 +38,16 @@ def terminal_question() -> AskUserCallback:
     """Ask on the terminal; None (the tool then uses its default) without a terminal or when
     nothing is typed within the tool's timeout."""
 
-    def ask(question: str, choices: list[str] | None, timeout: float) -> str | None:
+    def ask(
+        question: str, choices: list[str] | None, timeout: float, default: str | None
+    ) -> str | None:
         if not sys.stdin.isatty():
             return None
         lines = [f"\n? {question}"]
         lines += [f"  {number}) {choice}" for number, choice in enumerate(choices or [], 1)]
         hint = "a number or your own answer" if choices else "your answer"
-        lines.append(f"  ({hint}; {timeout:g} s, then the default is used)\n> ")
+        then = f"then {default!r}" if default else "then no answer"
+        lines.append(f"  ({hint}; {timeout:g} s, {then})\n> ")
         sys.stderr.write("\n".join(lines))
         sys.stderr.flush()
         answer = read_line(timeout)

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-
-from ..types import ToolCallStart
 
 if TYPE_CHECKING:
     from ..types import ApprovalCallback, AskUserCallback, NoticeCallback
@@ -101,21 +98,14 @@ class Interactions:
         self._closed: OrderedDict[str, str] = OrderedDict()  # question id -> topic id
         self._live: set[str] = set()  # turns that may still ask
 
-    def hooks(
-        self,
-        topic_id: str,
-        turn: str,
-        publish: Publish,
-        default_of: Callable[[str], str | None] = lambda question: None,
-    ) -> TurnHooks:
-        """The callbacks for one turn; ``default_of(question)`` finds the default it offers.
-        Call :meth:`end_turn` when the turn is over."""
+    def hooks(self, topic_id: str, turn: str, publish: Publish) -> TurnHooks:
+        """The callbacks for one turn; call :meth:`end_turn` when the turn is over."""
         loop = asyncio.get_running_loop()
         self._live.add(turn)
 
         def ask(asked: Question) -> str | None:
             future: concurrent.futures.Future[str] = concurrent.futures.Future()
-            opened = (asked, future, topic_id, turn, publish, default_of)
+            opened = (asked, future, topic_id, turn, publish)
             if not _call(loop, self._open_question, *opened):
                 return None
             try:
@@ -128,10 +118,11 @@ class Interactions:
                 _call(loop, self._expire, asked.id)
                 return None
 
-        def ask_user(question: str, choices: list[str] | None, timeout: float) -> str | None:
-            return ask(
-                Question(_new_id(), question, tuple(choices or ()), timeout, _after(timeout))
-            )
+        def ask_user(
+            question: str, choices: list[str] | None, timeout: float, default: str | None
+        ) -> str | None:
+            options = tuple(choices or ())
+            return ask(Question(_new_id(), question, options, timeout, _after(timeout), default))
 
         def approve(name: str, arguments: str) -> bool:
             asked = Question(
@@ -182,13 +173,10 @@ class Interactions:
         topic_id: str,
         turn: str,
         publish: Publish,
-        default_of: Callable[[str], str | None],
     ) -> None:
         if turn not in self._live:
             future.cancel()
             return
-        if asked.kind == "question":
-            asked = replace(asked, default=default_of(asked.question))
         self._open[asked.id] = _Open(topic_id, turn, future, publish)
         publish(asked)
 
@@ -203,22 +191,6 @@ class Interactions:
         self._closed[question_id] = item.topic_id
         while len(self._closed) > KEEP_CLOSED:
             self._closed.popitem(last=False)
-
-
-def question_default(events: Iterable[Any], question: str) -> str | None:
-    """The ``default`` of the first ``toolkit_question`` call asking ``question`` among
-    ``events`` (a turn's, newest first): the ask-user callback is not told it."""
-    for event in events:
-        if not isinstance(event, ToolCallStart) or event.name != QUESTION_TOOL:
-            continue
-        try:
-            arguments = json.loads(event.arguments or "{}")
-        except ValueError:
-            continue
-        if isinstance(arguments, dict) and str(arguments.get("question", "")).strip() == question:
-            default = arguments.get("default")
-            return str(default) if default is not None and str(default).strip() else None
-    return None
 
 
 def _new_id() -> str:

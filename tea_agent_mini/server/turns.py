@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError, TeaAgentError
 from ..types import Done, Error, Usage
-from .interactions import Interactions, TurnHooks, question_default
+from .interactions import Interactions, TurnHooks
 
 log = logging.getLogger(__name__)
 
@@ -370,11 +370,7 @@ class TurnManager:
             if channel.current is item:  # a tool thread outliving its turn logs nothing
                 self._log(channel, item.id, event)
 
-        def default_of(question: str) -> str | None:
-            events = (e.event for e in reversed(channel.entries) if e.turn == item.id)
-            return question_default(events, question)
-
-        return self.interactions.hooks(channel.topic_id, item.id, publish, default_of)
+        return self.interactions.hooks(channel.topic_id, item.id, publish)
 
     def _retire(self, channel: _Channel, turn: str) -> None:
         """Keep the log of the last few finished turns only."""

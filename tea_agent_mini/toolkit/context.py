@@ -37,8 +37,8 @@ class ToolContext:
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None
     toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
-    # Asks the user a question: (question, choices or None, timeout seconds) -> answer, or None
-    # when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
+    # Asks the user a question: (question, choices or None, timeout seconds, default) -> answer,
+    # or None when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: AskUserCallback | None = None
     # Shows a stored notice at once (toolkit_notify without a desktop), e.g. as a web UI toast.
     on_notice: NoticeCallback | None = None

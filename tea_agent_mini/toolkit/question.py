@@ -48,7 +48,8 @@ def toolkit_question(
     wait = min(max(float(timeout), MIN_TIMEOUT), MAX_TIMEOUT)
     if ctx.ask_user is None:
         return _fallback("No one can be asked here (this front end has no way to ask)", default)
-    answer = ctx.ask_user(question, options or None, wait)
+    shown_default = default.strip() if default is not None and default.strip() else None
+    answer = ctx.ask_user(question, options or None, wait, shown_default)
     if answer is None or not answer.strip():
         return _fallback(f"Nobody answered within {wait:g} seconds", default)
     return f"The user answered: {_pick(answer.strip(), options)}"

@@ -33,18 +33,21 @@ def ctx(workspace: Path, tea_home: Path) -> ToolContext:
 def test_question_returns_the_users_answer(ctx):
     asked = []
 
-    def ask_user(question, choices, timeout):
-        asked.append((question, choices, timeout))
+    def ask_user(question, choices, timeout, default):
+        asked.append((question, choices, timeout, default))
         return "  Postgres "
 
     ctx.ask_user = ask_user
-    out = toolkit_question(ctx, " Which database? ", choices=["SQLite", "Postgres", "SQLite"])
+    choices = ["SQLite", "Postgres", "SQLite"]
+    out = toolkit_question(ctx, " Which database? ", choices=choices, default=" SQLite ")
     assert out == "The user answered: Postgres"
-    assert asked == [("Which database?", ["SQLite", "Postgres"], 120.0)]
+    assert asked == [("Which database?", ["SQLite", "Postgres"], 120.0, "SQLite")]
+    toolkit_question(ctx, "Again?", default="  ")
+    assert asked[-1] == ("Again?", None, 120.0, None)
 
 
 def test_a_number_picks_a_choice(ctx):
-    ctx.ask_user = lambda question, choices, timeout: "2"
+    ctx.ask_user = lambda question, choices, timeout, default: "2"
     assert toolkit_question(ctx, "Pick", choices=["red", "green"]) == "The user answered: green"
     assert toolkit_question(ctx, "Pick", choices=["1", "2"]) == "The user answered: 2"
     assert toolkit_question(ctx, "How many?") == "The user answered: 2"
@@ -53,7 +56,7 @@ def test_a_number_picks_a_choice(ctx):
 def test_timeout_falls_back_to_the_default(ctx):
     waited = []
 
-    def ask_user(question, choices, timeout):
+    def ask_user(question, choices, timeout, default):
         waited.append(timeout)
         threading.Event().wait(timeout)  # nobody answers
         return None
@@ -65,7 +68,7 @@ def test_timeout_falls_back_to_the_default(ctx):
 
 
 def test_no_answer_and_no_default_says_what_to_do(ctx):
-    ctx.ask_user = lambda question, choices, timeout: ""
+    ctx.ask_user = lambda question, choices, timeout, default: ""
     out = toolkit_question(ctx, "Proceed?", timeout=30)
     assert out.startswith("Nobody answered within 30 seconds, and there is no default.")
 
