@@ -15,7 +15,7 @@ from ..bodies import query_int
 from ..schemas import INT, NUM, STR, obj, ref
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
-from .memory import MEMORY_SCHEMA, memory_json
+from .memory_views import MEMORY_SCHEMA, memory_json
 from .sessions import session_json
 from .task_views import TASK_SCHEMA
 from .tasks import search_tasks
