@@ -45,13 +45,19 @@ def tool_result(events: list[SSE]) -> dict:
     return next(e.data for e in events if e.event == "tool_result")
 
 
-def test_allowed_call_runs(http, scripted_server, workspace: Path):
+def answered_turn(http, scripted_server, text: str) -> tuple[list[SSE], list[int]]:
+    """A turn that writes a file under approval: ask, its approval answered with ``text``."""
     write_turn(scripted_server)
     sid = start_session(http)
     answered: list[int] = []
     url = f"/v1/sessions/{sid}/messages"
-    until = answering(http, sid, "Allow", answered)
+    until = answering(http, sid, text, answered)
     _, events = read_events(http, "POST", url, json={"content": "write it"}, until=until)
+    return events, answered
+
+
+def test_allowed_call_runs(http, scripted_server, workspace: Path):
+    events, answered = answered_turn(http, scripted_server, "Allow")
     asked = next(e.data for e in events if e.event == "question")
     assert asked["kind"] == "approval" and asked["name"] == "toolkit_file"
     assert json.loads(asked["arguments"]) == WRITE
@@ -63,12 +69,8 @@ def test_allowed_call_runs(http, scripted_server, workspace: Path):
 
 
 def test_denied_call_is_refused(http, scripted_server, workspace: Path):
-    write_turn(scripted_server)
-    sid = start_session(http)
-    answered: list[int] = []
-    url = f"/v1/sessions/{sid}/messages"
-    until = answering(http, sid, "Deny", answered)
-    _, events = read_events(http, "POST", url, json={"content": "write it"}, until=until)
+    events, answered = answered_turn(http, scripted_server, "Deny")
+    assert answered == [200]
     result = tool_result(events)
     assert result["ok"] is False and "declined" in result["error"]
     assert not (workspace / "notes.txt").exists() and types_of(events)[-1] == "done"
