@@ -24,6 +24,7 @@ from .errors import ConfigError
 DEFAULT_PROFILE = "default"
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 APPROVAL_MODES = ("auto", "ask", "never")
+PROMPT_PROFILES = ("auto", "compact", "full")
 SECRET_FIELDS = frozenset({"api_key", "password", "token"})
 
 
@@ -91,6 +92,7 @@ class AgentConfig:
     allow_outside_workspace: bool = False
     exec_timeout: float = 30.0
     tool_output_limit: int = 128 * 1024
+    prompt: str = "auto"  # compact | full | auto (compact for windows of 16k tokens or less)
 
 
 @dataclass(repr=False)
@@ -335,6 +337,11 @@ def normalise(config: Config) -> None:
         raise ConfigError(
             f"{where}: agent.approval: expected one of {', '.join(APPROVAL_MODES)}, "
             f"got {config.agent.approval!r}"
+        )
+    if config.agent.prompt not in PROMPT_PROFILES:
+        raise ConfigError(
+            f"{where}: agent.prompt: expected one of {', '.join(PROMPT_PROFILES)}, "
+            f"got {config.agent.prompt!r}"
         )
     if config.agent.max_iterations < 1:
         raise ConfigError(f"{where}: agent.max_iterations: expected a positive integer")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
@@ -16,7 +17,9 @@ from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
+    from .agent.prompts import Profile
     from .agent.session import Session, UserContent
+    from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
     from .llm.tokens import TokenCalibrator
     from .mcp.manager import McpManager
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from .scheduler.runner import SchedulerRunner
     from .store import Store
     from .toolkit.registry import Toolkit
+    from .toolkit.selection import ToolMenu
     from .types import Done, Message
 
 log = logging.getLogger(__name__)
@@ -173,55 +177,83 @@ class Runtime:
             settings=settings,
             calibrator=self.token_calibrator,
             after_turn=self.after_turn,
+            offer_tools=self.offered_tools,
         )
+
+    @functools.cached_property
+    def tool_menu(self) -> ToolMenu:
+        """Chooses and renders the tools of each request (cached until the toolkit changes)."""
+        from .toolkit.selection import ToolMenu
+
+        return ToolMenu(self.toolkit, "compact" if self.prompt_profile == "compact" else "full")
+
+    @property
+    def prompt_profile(self) -> Profile:
+        from .agent.prompts import profile_for
+
+        return profile_for(self.config.agent.prompt, self.config.main_model.max_context_tokens)
+
+    @functools.cached_property
+    def planner(self) -> TurnPlanner:
+        """Builds each turn's shared request parts, then each request (``context/turn.py``)."""
+        from .context.turn import PromptSettings, TurnPlanner
+
+        settings = PromptSettings(
+            workspace=self.config.workspace,
+            approval=self.config.agent.approval,
+            profile=self.prompt_profile,
+            max_tokens=self.config.main_model.max_context_tokens,
+        )
+        return TurnPlanner(
+            self.store, self.tool_menu, settings, self.turn_sections, self.token_calibrator
+        )
+
+    def turn_context(self, session: Session, history: list[Message]) -> TurnContext:
+        """The session's current turn context, computed on the turn's first request."""
+        turn = getattr(session, "turn_context", None)
+        if turn is None:
+            turn = self.planner.start(session.topic_id, history)
+            session.turn_context = turn
+        return turn
+
+    def offered_tools(self, session: Session, history: list[Message]) -> list[dict[str, Any]]:
+        """The tool schemas of the session's next model call (see ``toolkit/selection.py``)."""
+        turn = self.turn_context(session, history)
+        return self.tool_menu.schemas(self.planner.tool_names(turn, session.topic_id))
 
     def build_context(
         self, session: Session, history: list[Message], target_tokens: int | None = None
     ) -> list[dict[str, Any]]:
-        """The request for the session's next model call: L0 (system prompt, memories, skills,
-        mode, unfinished work), L3, L2 and L1 within the budget (see ``context/builder.py``).
-        ``target_tokens`` asks for a harder trim than the usual 80 % of the window."""
-        from .agent.prompts import PromptParts, build_system_prompt
-        from .context.builder import ContextInputs, build_request, load_levels
+        """The messages of the session's next model call: the stable system prompt, then the
+        history within the budget with the turn's context block before the current message.
+        ``target_tokens`` asks for a harder trim than the usual 80 % of the window.
+
+        Raises:
+            WindowTooSmall: not even the smallest request fits the configured window.
+        """
+        turn = self.turn_context(session, history)
+        names = self.planner.tool_names(turn, session.topic_id)
+        return self.planner.request(turn, history, self.tool_menu.tokens(names), target_tokens)
+
+    def turn_sections(self, topic_id: str, query: str, profile: Profile) -> list[str]:
+        """The volatile context of a turn: memories, skills, unfinished work, mode, time —
+        each within its budget for the profile."""
+        from .context.block import time_line
         from .context.resume import unfinished_work_section
-        from .skills.catalog import skills_prompt_section
+        from .skills.catalog import relevant_skills_section
         from .skills.loader import load_skills
         from .toolkit.modes import mode_prompt_section
 
-        topic_id = session.topic_id
-        topic = self.store.topics.get(topic_id)
-        query = next((m.text for m in reversed(history) if m.role == "user"), "")
+        budget = SECTION_BUDGETS[profile]
         memories = self.memory.prompt_block(query) if query else ""
         skills = load_skills(self.config.home, self.config.workspace).skills.values()
-        parts = PromptParts(
-            workspace=self.config.workspace,
-            tool_names=self.toolkit.names(),
-            extra_sections=(
-                memories,
-                skills_prompt_section(skills),
-                mode_prompt_section(self.store, topic_id, self.toolkit.names()),
-                unfinished_work_section(self.store, topic_id),
-            ),
-            topic_prompt=topic.system_prompt if topic else None,
-            approval=self.config.agent.approval,
-        )
-        settings = getattr(session, "settings", None)
-        max_tokens = (
-            settings.max_context_tokens if settings else self.config.main_model.max_context_tokens
-        )
-        pairs, summary = load_levels(self.store, topic_id)
-        return build_request(
-            ContextInputs(
-                system_prompt=build_system_prompt(parts),
-                history=history,
-                pairs=pairs,
-                summary=summary,
-                max_tokens=max_tokens,
-                target_tokens=target_tokens,
-                tools_tokens=_tools_tokens(session) if max_tokens or target_tokens else 0,
-                calibrator=self.token_calibrator,
-            )
-        )
+        return [
+            _cap_lines(memories, budget.memory_chars),
+            relevant_skills_section(skills, query, budget.skills),
+            unfinished_work_section(self.store, topic_id, budget.work_chars),
+            mode_prompt_section(self.store, topic_id, self.toolkit.names()),
+            time_line(),
+        ]
 
     def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
         """Queue a finished turn's follow-up jobs on the background worker."""
@@ -249,6 +281,8 @@ class Runtime:
         memory = self.__dict__.pop("memory", None)
         if memory is not None:
             memory.close()
+        for name in ("planner", "tool_menu"):  # built from the old profile's settings
+            self.__dict__.pop(name, None)
         self.config = config
 
     async def _close_models(self) -> None:
@@ -280,9 +314,22 @@ class Runtime:
             store.close()
 
 
-def _tools_tokens(session: Any) -> int:
-    """Estimated tokens of the tool schemas the session sends (0 for a bare session-like)."""
-    from .llm.tokens import estimate_tools_tokens
+@dataclass(frozen=True)
+class SectionBudget:
+    memory_chars: int
+    skills: int  # skills named by relevance
+    work_chars: int
 
-    executor = getattr(session, "executor", None)
-    return estimate_tools_tokens(session.tools) if executor is not None else 0
+
+SECTION_BUDGETS: dict[str, SectionBudget] = {
+    "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200),
+    "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000),
+}
+
+
+def _cap_lines(text: str, limit: int) -> str:
+    """``text`` cut after its last whole line within ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit("\n", 1)[0]
+    return cut if "\n" in cut else ""

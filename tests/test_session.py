@@ -23,6 +23,7 @@ from tea_agent_mini.types import (
     Usage,
 )
 from tests.fakes.background import turn_requests
+from tests.fakes.script import without_context_block
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 
 
@@ -58,7 +59,9 @@ def test_text_turn_streams_and_persists(model_config, scripted_server):
     assert history[1].reasoning == "User greets me."
     request = turn_requests(scripted_server)[0]
     assert request["messages"][0]["role"] == "system"
-    assert request["messages"][-1] == {"role": "user", "content": "hi"}
+    last = request["messages"][-1]
+    assert last["role"] == "user" and without_context_block(last["content"]) == "hi"
+    assert last["content"].startswith("<context>\n") and "Local time: " in last["content"]
     assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
     assert any(t["function"]["name"] == "toolkit_file" for t in request["tools"])
 
@@ -231,7 +234,8 @@ def test_topic_resumes_after_restart(model_config, scripted_server):
         "second answer",
     ]
     sent = [m.get("content") for m in turn_requests(scripted_server)[1]["messages"][1:]]
-    assert sent == ["first question", "first answer", "second question"]
+    assert sent[:2] == ["first question", "first answer"]  # earlier turns without a block
+    assert without_context_block(sent[2]) == "second question"
 
 
 def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
@@ -292,7 +296,7 @@ def test_agent_facade_runs_a_prompt(model_config, scripted_server, workspace):
     assert len(turn_requests(scripted_server)[1]["messages"]) == 4  # system, user, answer, user
 
 
-def test_relevant_memories_join_the_system_prompt(model_config, scripted_server):
+def test_relevant_memories_join_the_context_block(model_config, scripted_server):
     async def go():
         runtime = Runtime(load_config())
         try:
@@ -304,5 +308,7 @@ def test_relevant_memories_join_the_system_prompt(model_config, scripted_server)
 
     events = asyncio.run(go())
     assert isinstance(events[-1], Done)
-    system = turn_requests(scripted_server)[0]["messages"][0]["content"]
-    assert "Miso" in system
+    messages = turn_requests(scripted_server)[0]["messages"]
+    assert "Miso" not in messages[0]["content"]  # the system prompt stays the same
+    block = messages[-1]["content"].removesuffix("what is my cat called?")
+    assert block.startswith("<context>") and "Miso" in block

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ContextTooLong, LLMError, RateLimited, StreamInterrupted
+from ..errors import ConfigError, ContextTooLong, LLMError, RateLimited, StreamInterrupted
 from ..types import (
     ChatModel,
     Completion,
@@ -30,11 +30,13 @@ from ..types import (
 from .loopguard import LoopGuard
 
 if TYPE_CHECKING:
+    from ..context.turn import TurnContext
     from ..llm.tokens import TokenCalibrator
 
 log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
+ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,12 @@ class Session:
 
     ``build_context(session, history[, target_tokens]) -> list[dict]`` turns stored messages into
     the request (``target_tokens``: trim harder, after a context-length error); the runtime
-    supplies it so memory and skills can join without the loop knowing about them. The
-    ``calibrator`` learns from each call's reported prompt_tokens; ``after_turn(session, content,
-    done)`` is called as a turn finishes (the runtime queues its background jobs there).
+    supplies it so memory and skills can join without the loop knowing about them.
+    ``offer_tools(session, history)`` chooses the tool schemas of each call (default: every
+    tool). Both may keep what they computed for the turn in ``turn_context``, which each turn
+    starts empty, so the calls of a turn share their prefix. The ``calibrator`` learns from each
+    call's reported prompt_tokens; ``after_turn(session, content, done)`` is called as a turn
+    finishes (the runtime queues its background jobs there).
     """
 
     def __init__(
@@ -64,6 +69,7 @@ class Session:
         settings: TurnSettings = TurnSettings(),
         calibrator: TokenCalibrator | None = None,
         after_turn: Callable[[Session, UserContent, Done], None] | None = None,
+        offer_tools: ToolOffer | None = None,
     ) -> None:
         self.topic_id = topic_id
         self.llm = llm
@@ -73,11 +79,18 @@ class Session:
         self.settings = settings
         self.calibrator = calibrator
         self.after_turn = after_turn
+        self.offer_tools = offer_tools
         self.last_context_tokens = 0
+        self.turn_context: TurnContext | None = None
 
-    @property
-    def tools(self) -> list[dict[str, Any]]:
+    def tools_for(self, history: list[Message]) -> list[dict[str, Any]]:
+        """The tool schemas of the next model call."""
+        if self.offer_tools is not None:
+            return self.offer_tools(self, history)
         return self.executor.toolkit.openai_tools()
+
+    def read_history(self) -> list[Message]:
+        return self.store.messages.list(self.topic_id)
 
     def _save(self, message: Message) -> Message:
         return self.store.messages.add(self.topic_id, message)
@@ -85,6 +98,7 @@ class Session:
     async def run_turn(self, content: UserContent) -> AsyncIterator[Event]:
         """Run one user turn to its end, yielding events; the last one is Done or Error."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
+        self.turn_context = None
         turn = _Turn(self)
         async for event in turn.run():
             # before yielding: a consumer may stop iterating at Done
@@ -107,10 +121,16 @@ class _Turn:
 
         settings = self.s.settings
         for iteration in range(1, settings.max_iterations + 1):
-            tools = self.s.tools  # re-read: a tool saved during the turn joins at once
+            history = await asyncio.to_thread(self.s.read_history)
+            # re-chosen per call: a tool enabled or saved during the turn joins at once
+            try:
+                tools = await asyncio.to_thread(self.s.tools_for, history)
+            except ConfigError as exc:
+                yield _config_error(exc)
+                return
             tool_names = [t["function"]["name"] for t in tools]
             completion: Completion | None = None
-            async for event in self._call_model(tools):
+            async for event in self._call_model(tools, history):
                 if isinstance(event, Completion):
                     completion = event
                 else:
@@ -144,13 +164,18 @@ class _Turn:
         yield Notice(text, kind="max_iterations")
         yield await self._done(text, settings.max_iterations, "max_iterations")
 
-    async def _call_model(self, tools: list[dict[str, Any]]) -> AsyncIterator[Any]:
+    async def _call_model(
+        self, tools: list[dict[str, Any]], history: list[Message]
+    ) -> AsyncIterator[Any]:
         from ..context.budget import hard_target
         from ..llm.tokens import estimate_messages_tokens, estimate_tools_tokens
 
-        history = await asyncio.to_thread(self.s.store.messages.list, self.s.topic_id)
         extra = (self.hard_target,) if self.hard_target else ()
-        messages = await asyncio.to_thread(self.s.build_context, self.s, history, *extra)
+        try:
+            messages = await asyncio.to_thread(self.s.build_context, self.s, history, *extra)
+        except ConfigError as exc:  # e.g. the window cannot hold the request: send nothing
+            yield _config_error(exc)
+            return
         tools_estimate = estimate_tools_tokens(tools)
         estimate = estimate_messages_tokens(messages) + tools_estimate
         calibrator = self.s.calibrator
@@ -169,7 +194,7 @@ class _Turn:
             refused = self.s.last_context_tokens
             self.hard_target = hard_target(refused, max_tokens, calibrate(tools_estimate))
             yield Notice("context too long for the model; trimming history and retrying", "trim")
-            async for event in self._call_model(tools):
+            async for event in self._call_model(tools, history):
                 yield event
         except StreamInterrupted as exc:
             yield Error(str(exc), kind="interrupted")
@@ -236,6 +261,12 @@ class _Turn:
             context_tokens=self.s.last_context_tokens,
             context_limit=self.s.settings.max_context_tokens,
         )
+
+
+def _config_error(exc: ConfigError) -> Error:
+    from ..context.turn import WindowTooSmall
+
+    return Error(str(exc), kind="context" if isinstance(exc, WindowTooSmall) else "config")
 
 
 def _tool_message(result: ToolResult) -> Message:

@@ -131,6 +131,7 @@ class TurnRecorder:
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
                 "total_tokens": usage.total_tokens,
+                "cached_tokens": usage.cached_tokens,
             }
             if usage
             else None,

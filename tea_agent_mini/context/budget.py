@@ -10,18 +10,22 @@ Trimming order (each step stops as soon as the window fits): drop L2 pairs (leas
 first), placeholder old tool outputs, drop reasoning, cut long texts to 4096 characters, drop
 old L1 turns keeping the last 5 user turns, cut the last message (when that is enough, and to
 no fewer than 1024 characters). Should the request still not fit (a huge system prompt or
-current turn), last resorts follow: drop the L3 summary, drop every turn but the current one,
-placeholder the current turn's earlier tool outputs, cut the last message as far as needed.
+current turn), last resorts follow: drop the L3 summary, drop the context block's sections
+(largest first), drop every turn but the current one,
+placeholder the current turn's earlier tool outputs, cut the last message further (a user's
+message to no fewer than 1024 characters, a tool output to 256). A request that still does not
+fit is reported, not sent: the caller fails the turn with a clear error.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMING, estimate_message_tokens
 from ..llm.tokens import estimate_text_tokens as _tokens
+from .block import context_block, with_context
 from .history import placeholder_for, replaceable
 from .relevance import InjectedPair
 
@@ -31,12 +35,14 @@ BUDGET_FILL = 0.8  # start trimming when the estimate passes 80 % of the window
 MAX_TEXT_CHARS = 4096
 KEEP_TURNS = 5
 LAST_MESSAGE_FLOOR = 1024  # characters the last message keeps before the last resorts
+TOOL_OUTPUT_FLOOR = 256  # characters a tool output keeps in the very last resort
 HARD_FACTOR = 0.5  # after a context-length error: half of what was refused
 MIN_HARD_REST = 512
 PAIRS_HEADER = (
     "Relevant earlier exchanges from this conversation (older than the messages that follow; "
     "some are excerpts):"
 )
+_BLOCK_TOKENS = _tokens(context_block(["x"])) + 2  # the wrapper, and the blank line after it
 _CUT_MARK = "\n[... {n} characters cut to fit the context ...]\n"
 
 
@@ -61,15 +67,19 @@ class ContextWindow:
         pairs: list[InjectedPair] | None = None,
         messages: list[dict[str, Any]] | None = None,
         extra_tokens: int = 0,
+        context: Sequence[str] = (),
     ) -> None:
         self.system = system
+        self.context = [section for section in context if section]
         self.summary = summary
         self.pairs = list(pairs or [])
         self.messages = list(messages or [])
         self.extra_tokens = extra_tokens  # the tool schemas sent beside the messages
         self.pair_thinking = True
         self.trims: list[str] = []
+        self.fits = True  # False when trimming could not bring it within the limit
         self._system_tokens = _tokens(system)
+        self._context_tokens = sum(_section_tokens(section) for section in self.context)
         self._summary_tokens = _section_tokens(summary)
         self._header_tokens = _section_tokens(PAIRS_HEADER)
         self._pair_tokens = [self._pair_cost(p) for p in self.pairs]
@@ -81,8 +91,16 @@ class ContextWindow:
     def tokens(self) -> int:
         """Upper bound of the rendered request's estimate, plus the tool schemas."""
         pairs = self._header_tokens + sum(self._pair_tokens) if self.pairs else 0
-        system = MESSAGE_OVERHEAD + self._system_tokens + self._summary_tokens + pairs
-        return REPLY_PRIMING + system + sum(self._message_tokens) + self.extra_tokens
+        block = self._context_tokens + self._summary_tokens + pairs
+        system = MESSAGE_OVERHEAD + self._system_tokens
+        if block:
+            block += _BLOCK_TOKENS
+        return REPLY_PRIMING + system + block + sum(self._message_tokens) + self.extra_tokens
+
+    @property
+    def fixed_tokens(self) -> int:
+        """What no trimming step can shrink: the system prompt and the tool schemas."""
+        return REPLY_PRIMING + MESSAGE_OVERHEAD + self._system_tokens + self.extra_tokens
 
     def _pair_cost(self, pair: InjectedPair) -> int:
         return _section_tokens(pair.text(self.pair_thinking))
@@ -108,6 +126,10 @@ class ContextWindow:
         self.summary = text
         self._summary_tokens = _section_tokens(text)
 
+    def drop_context_section(self, index: int) -> None:
+        del self.context[index]
+        self._context_tokens = sum(_section_tokens(section) for section in self.context)
+
     def drop_pair_thinking(self) -> bool:
         if not self.pair_thinking:
             return False
@@ -127,17 +149,27 @@ class ContextWindow:
 
     # -- output ------------------------------------------------------------------------------
 
-    def system_text(self) -> str:
-        sections = [self.system]
-        if self.summary:
-            sections.append(self.summary)
+    def context_text(self) -> str:
+        """The volatile block: L3 summary, L2 pairs, then the other context sections."""
+        sections = [self.summary]
         if self.pairs:
             body = "\n".join(p.text(self.pair_thinking) for p in self.pairs)
             sections.append(f"{PAIRS_HEADER}\n{body}")
-        return "\n\n".join(sections)
+        return context_block([*sections, *self.context])
 
     def render(self) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": self.system_text()}, *self.messages]
+        """The request's messages: the system prompt, then the history with the context block
+        just before the current user message (kept apart from the system prompt, so the
+        prefix stays the same from request to request)."""
+        messages = list(self.messages)
+        block = self.context_text()
+        starts = self.user_starts
+        if block and starts:
+            index = starts[-1]
+            messages[index] = with_context(messages[index], block)
+            return [{"role": "system", "content": self.system}, *messages]
+        system = f"{self.system}\n\n{block}" if block else self.system
+        return [{"role": "system", "content": system}, *messages]
 
 
 def _section_tokens(text: str) -> int:
@@ -241,12 +273,15 @@ def _drop_all_older_turns(window: ContextWindow, limit: int) -> bool:
     return _drop_turns(window, limit, 1)
 
 
-def _cut_last_message(window: ContextWindow, limit: int, floor: int = 0) -> bool:
-    """Shorten the last message until the window fits, to no fewer than ``floor`` characters."""
+def _cut_last_message(window: ContextWindow, limit: int, floor: int | None = None) -> bool:
+    """Shorten the last message until the window fits, to no fewer than ``floor`` characters
+    (by default: a user's message keeps LAST_MESSAGE_FLOOR, a tool output TOOL_OUTPUT_FLOOR)."""
     if not window.messages:
         return False
     index = len(window.messages) - 1
     message = window.messages[index]
+    if floor is None:
+        floor = LAST_MESSAGE_FLOOR if message.get("role") == "user" else TOOL_OUTPUT_FLOOR
     content = message.get("content")
     if not isinstance(content, str) or len(content) <= floor:
         return False
@@ -282,6 +317,15 @@ def _drop_summary(window: ContextWindow, limit: int) -> bool:
     return True
 
 
+def _drop_context(window: ContextWindow, limit: int) -> bool:
+    changed = False
+    while window.context and window.tokens > limit:
+        largest = max(range(len(window.context)), key=lambda i: len(window.context[i]))
+        window.drop_context_section(largest)
+        changed = True
+    return changed
+
+
 Step = Callable[[ContextWindow, int], bool]
 TRIM_STEPS: tuple[tuple[str, Step], ...] = (
     ("drop_pairs", _drop_pairs),
@@ -292,6 +336,7 @@ TRIM_STEPS: tuple[tuple[str, Step], ...] = (
     ("truncate_last_message", _cut_last_message_to_floor),
     # last resorts, for a system prompt or a current turn too large for the window
     ("drop_summary", _drop_summary),
+    ("drop_context_sections", _drop_context),
     ("drop_older_turns", _drop_all_older_turns),
     ("placeholder_current_tool_outputs", _current_tool_outputs),
     ("truncate_last_message_again", _cut_last_message),

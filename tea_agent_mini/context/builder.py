@@ -1,12 +1,14 @@
 """Assembling the request of one model call from the four history levels, within the budget.
 
-    L0  the system prompt (identity, environment, memories, skills, unfinished work)
+    L0  the system prompt (identity, environment, rules, AGENTS.md): the same for a session
     L3  the topic's summary of turns that left the L2 ring
     L2  recorded pairs of turns older than L1, injected by relevance to the new message
     L1  the raw messages of the last few user turns (see ``history.py``)
 
-L3 and L2 join the system message as sections after L0: one system message is what every chat
-template accepts. :func:`build_request` is pure (no store, no model) so it can be tested and
+L3, L2 and the turn's volatile sections (time, memories, skills, unfinished work) travel in the
+context block just before the current user message (``block.py``), so the system prompt and
+the history before it stay a cacheable prefix; one system message is what every chat template
+accepts. :func:`build_request` is pure (no store, no model) so it can be tested and
 benchmarked alone; :func:`load_levels` reads L2 and L3 from the store.
 """
 
@@ -55,6 +57,7 @@ class ContextInputs:
     recent_turns: int = RECENT_TURNS
     full_tool_turns: int = FULL_TOOL_TURNS
     include_reasoning: bool = False
+    context_sections: Sequence[str] = ()
 
 
 def load_levels(store: Store, topic_id: str) -> tuple[list[TurnPair], TopicSummary | None]:
@@ -77,10 +80,12 @@ def build_window(inputs: ContextInputs) -> ContextWindow:
         pairs=_relevant_pairs(inputs.pairs, recent),
         messages=messages,
         extra_tokens=inputs.tools_tokens,
+        context=inputs.context_sections,
     )
     ratio = inputs.calibrator.ratio if inputs.calibrator is not None else 1.0
     limit = window_limit(inputs.max_tokens, ratio, inputs.target_tokens)
     if limit and not fit_window(window, limit):
+        window.fits = False
         log.warning(
             "the request (~%d tokens) does not fit the budget (%d) even after trimming",
             window.tokens,

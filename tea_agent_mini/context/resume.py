@@ -27,7 +27,7 @@ HEADER = (
 )
 
 
-def unfinished_work_section(store: Store, topic_id: str) -> str:
+def unfinished_work_section(store: Store, topic_id: str, max_chars: int = MAX_CHARS) -> str:
     """The open plan and todo list of the topic as a prompt section, or "" when all is done."""
     try:
         state = store.state.items(topic_scope(topic_id))
@@ -40,7 +40,7 @@ def unfinished_work_section(store: Store, topic_id: str) -> str:
     if not parts:
         return ""
     text = HEADER + "\n" + "\n\n".join(parts)
-    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 def _plan_text(raw: Any) -> str:

@@ -10,6 +10,7 @@ Providers differ in small ways; all of these are accepted:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import uuid
@@ -69,6 +70,7 @@ class StreamAssembler:
         self._by_index: dict[int, Any] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
+        self.cache_n = 0  # llama.cpp's reused prompt tokens (``timings.cache_n``)
         self.model = ""
         self.has_output = False
         """True once any text, reasoning or tool-call fragment arrived (a retry would repeat it)."""
@@ -80,6 +82,7 @@ class StreamAssembler:
         usage = Usage.from_openai(chunk.get("usage"))
         if usage is not None:
             self.usage = usage
+        self.cache_n = cached_from_timings(chunk) or self.cache_n
         out: list[TextDelta | ReasoningDelta] = []
         choices = chunk.get("choices") or []
         for choice in choices if isinstance(choices, list) else []:
@@ -164,7 +167,7 @@ class StreamAssembler:
             reasoning="".join(self._reasoning),
             tool_calls=calls,
             finish_reason=finish,
-            usage=self.usage,
+            usage=with_cached(self.usage, self.cache_n),
             model=self.model,
         )
 
@@ -192,9 +195,23 @@ def completion_from_response(data: dict[str, Any]) -> Completion:
         reasoning=reasoning if isinstance(reasoning, str) else "",
         tool_calls=tuple(calls),
         finish_reason=str(finish) if finish else None,
-        usage=Usage.from_openai(data.get("usage")),
+        usage=with_cached(Usage.from_openai(data.get("usage")), cached_from_timings(data)),
         model=data.get("model") if isinstance(data.get("model"), str) else "",
     )
+
+
+def cached_from_timings(data: dict[str, Any]) -> int:
+    """Reused prompt tokens as llama.cpp reports them beside the usage (0 when absent)."""
+    timings = data.get("timings")
+    cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
+    return cache_n if isinstance(cache_n, int) and cache_n > 0 else 0
+
+
+def with_cached(usage: Usage | None, cache_n: int) -> Usage | None:
+    """``usage`` with ``cache_n`` as its cached tokens when the usage itself named none."""
+    if usage is None or usage.cached_tokens or not cache_n:
+        return usage
+    return dataclasses.replace(usage, cached_tokens=min(cache_n, usage.prompt_tokens or cache_n))
 
 
 def completion_events(completion: Completion) -> list[ReasoningDelta | TextDelta | Completion]:

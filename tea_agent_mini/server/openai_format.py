@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import Done, Error, Message, ReasoningDelta, TextDelta
+from ..types import Done, Error, Message, ReasoningDelta, TextDelta, Usage
 from .api_errors import ApiError, error_body
 from .bodies import Fields
 from .sse import sse_event
@@ -152,7 +152,7 @@ class CompletionEncoder:
             "created": self.created,
             "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(done)}],
-            "usage": usage_dict(done.usage),
+            "usage": openai_usage(done.usage),
         }
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -185,7 +185,7 @@ class CompletionEncoder:
         frames = [self._chunk({}, finish_reason(done))]
         if self.include_usage:
             data = self._envelope([])
-            data["usage"] = usage_dict(done.usage)
+            data["usage"] = openai_usage(done.usage)
             frames.append(sse_event(data))
         frames.append(DONE_FRAME)
         return frames
@@ -193,3 +193,9 @@ class CompletionEncoder:
     def error(self, error: Error) -> list[bytes]:
         _, kind, code = error_status(error)
         return [sse_event(error_body(error.message, kind, code)), DONE_FRAME]
+
+
+def openai_usage(usage: Usage) -> dict[str, Any]:
+    """Usage in OpenAI's shape: cached prompt tokens under ``prompt_tokens_details`` (and, as
+    our other routes report it, ``cached_tokens``)."""
+    return {**usage_dict(usage), "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}}

@@ -9,7 +9,7 @@ Skills come from three places, later ones overriding earlier ones by name:
 3. ``<workspace>/.tea_agent/skills/`` (project skills).
 
     catalog = load_skills(home, workspace)
-    prompt_section = skills_prompt_section(catalog.skills.values())   # names + descriptions (L0)
+    section = relevant_skills_section(catalog.skills.values(), "review my diff", 3)  # per turn
     body = catalog.get("code-review").body                           # loaded on demand
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .authoring import create_skill
-    from .catalog import search_skills, skills_prompt_section
+    from .catalog import relevant_skills_section, search_skills
     from .loader import Skill, SkillCatalog, SkillProblem, load_skills, parse_skill
 
 __all__ = [
@@ -30,8 +30,8 @@ __all__ = [
     "create_skill",
     "load_skills",
     "parse_skill",
+    "relevant_skills_section",
     "search_skills",
-    "skills_prompt_section",
 ]
 
 _HOMES = {
@@ -41,7 +41,7 @@ _HOMES = {
     "load_skills": "loader",
     "parse_skill": "loader",
     "search_skills": "catalog",
-    "skills_prompt_section": "catalog",
+    "relevant_skills_section": "catalog",
     "create_skill": "authoring",
 }
 

@@ -1,4 +1,4 @@
-"""Presenting skills to the model: the short L0 list for the system prompt, and keyword search."""
+"""Presenting skills to the model: the relevant few in a turn's context, and keyword search."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from tea_agent_mini.skills.loader import Skill
 
 TOOL_NAME = "toolkit_skills"
-MAX_PROMPT_SKILLS = 60
 MAX_PROMPT_DESCRIPTION = 400
+# A skill joins a turn's context only on a clear match: a hit in the body alone, or one common
+# word in a description, is not enough.
+MIN_RELEVANT_SCORE = 5.0
 # Where a query word was found, and how much that says about the skill.
 _WEIGHTS = (("name", 6.0), ("triggers", 4.0), ("tags", 4.0), ("description", 3.0), ("body", 1.0))
 _STOPWORDS = frozenset(
@@ -29,24 +31,22 @@ def one_line(text: str, limit: int = MAX_PROMPT_DESCRIPTION) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-def skills_prompt_section(
-    skills: Iterable[Skill], *, tool_name: str = TOOL_NAME, limit: int = MAX_PROMPT_SKILLS
+def relevant_skills_section(
+    skills: Iterable[Skill], query: str, limit: int, *, tool_name: str = TOOL_NAME
 ) -> str:
-    """The L0 system-prompt section: each skill's name and one-line description, and how to load
-    one. Empty when there are no skills. Bodies stay out of the prompt until loaded."""
-    ordered = sorted(skills, key=lambda s: s.name)
-    if not ordered:
+    """The skills that match ``query`` (at most ``limit``), and how to load one; "" when none
+    does. Part of a turn's context block: listing every skill on every request costs tokens
+    whether or not one fits."""
+    found = search_skills(skills, query, limit) if query.strip() else []
+    floor = max(MIN_RELEVANT_SCORE, found[0].score * 0.5) if found else 0.0
+    matches = [m for m in found if m.score >= floor]
+    if not matches:
         return ""
     lines = [
-        "Skills: instructions for particular kinds of task. When the task at hand matches one, "
-        f'first load it with {tool_name}(action="load", name="<name>") and follow it; '
-        f'{tool_name}(action="search", query="...") looks through all of them.'
+        "Skills that may fit this task (before you start, load one with "
+        f'{tool_name}(action="load", name="<name>") and follow it):'
     ]
-    lines += [f"- {skill.name}: {one_line(skill.description)}" for skill in ordered[:limit]]
-    if len(ordered) > limit:
-        lines.append(
-            f'- ... and {len(ordered) - limit} more; {tool_name}(action="list") shows them all'
-        )
+    lines += [f"- {m.skill.name}: {one_line(m.skill.description, 200)}" for m in matches]
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ module names relative to ``tea_agent_mini.toolkit``.
 from __future__ import annotations
 
 SHIPPED: dict[str, str] = {
+    "finder": "toolkit_find_tools: finds installed tools by need and adds them to the conversation",
     "files": "toolkit_file: read, write, append and list files in the workspace",
     "edit": "toolkit_edit (exact string replacement) and toolkit_apply_patch (unified diffs)",
     "shell": "toolkit_exec: shell commands with an activity-aware timeout and a deny-list",

@@ -142,6 +142,8 @@ class Toolkit:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     load_errors: dict[str, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    # bumped by every change, so caches built from the tools know when to rebuild
+    version: int = field(default=0, compare=False)
 
     @classmethod
     def load(cls, modules: Iterable[str] | None = None) -> Toolkit:
@@ -189,16 +191,19 @@ class Toolkit:
                     f"tool {spec.name!r} is already registered (by {existing.module or 'unknown'})"
                 )
             self.tools[spec.name] = spec
+            self.version += 1
 
     def replace(self, spec: ToolSpec) -> None:
         """Put ``spec`` in place of the tool of that name (if any) in one step, so a concurrent
         lookup never misses it."""
         with self.lock:
             self.tools[spec.name] = spec
+            self.version += 1
 
     def unregister(self, name: str) -> None:
         with self.lock:
-            self.tools.pop(name, None)
+            if self.tools.pop(name, None) is not None:
+                self.version += 1
 
     def get(self, name: str) -> ToolSpec | None:
         return self.tools.get(name)

@@ -18,6 +18,7 @@ from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.store import Store, topic_scope
 from tea_agent_mini.types import Message, ToolCall
 from tests.context.context_helpers import add_turn, assert_consistent
+from tests.fakes.script import without_context_block
 
 
 @pytest.fixture
@@ -33,7 +34,13 @@ def build(store, topic_id, **kwargs):
 
 
 def user_texts(messages):
-    return [m["content"] for m in messages if m["role"] == "user"]
+    return [without_context_block(m["content"]) for m in messages if m["role"] == "user"]
+
+
+def context_of(messages):
+    """The context block before the current user message ("" when there is none)."""
+    content = messages[-1]["content"]
+    return content[: len(content) - len(without_context_block(content))]
 
 
 def test_l1_holds_the_last_turns_and_older_ones_reach_l2(store):
@@ -48,10 +55,11 @@ def test_l1_holds_the_last_turns_and_older_ones_reach_l2(store):
     assert user_texts(messages) == [
         f"question {i} about topic{i}" for i in range(first_kept, 15)
     ] + ["question 15 about topic3"]
-    system = messages[0]["content"]
-    assert "Relevant earlier exchanges" in system
-    assert "question 3 about topic3" in system  # the relevant older turn, from L2
-    assert "question 7 about topic7" not in system  # still in L1: never repeated from L2
+    assert messages[0]["content"] == "SYSTEM"  # L2 stays out of the cacheable prefix
+    block = context_of(messages)
+    assert "Relevant earlier exchanges" in block
+    assert "question 3 about topic3" in block  # the relevant older turn, from L2
+    assert "question 7 about topic7" not in block  # still in L1: never repeated from L2
 
 
 def test_old_tool_outputs_become_placeholders_stating_their_size(store):
@@ -149,7 +157,7 @@ def test_the_best_pair_always_joins_and_files_boost_the_score():
     assert (2, True) in [(p.pair.user_message_id, p.full) for p in named]
 
 
-def test_summary_and_pairs_join_the_system_message(store):
+def test_summary_and_pairs_join_the_context_block(store):
     topic = store.topics.create().id
     summary = TopicSummary(
         topic_id=topic,
@@ -161,18 +169,24 @@ def test_summary_and_pairs_join_the_system_message(store):
     messages = build_request(
         ContextInputs("SYSTEM", [Message(role="user", content="hi", id=99)], summary=summary)
     )
-    system = messages[0]["content"]
-    assert system.startswith("SYSTEM")
-    assert "30 older exchanges" in system and "- use SQLite" in system
-    assert "toolkit_exec ×3 (1 failed)" in system and "db.py" in system
+    assert messages[0]["content"] == "SYSTEM"
+    block = context_of(messages)
+    assert block.startswith("<context>") and messages[-1]["content"].endswith("\n\nhi")
+    assert "30 older exchanges" in block and "- use SQLite" in block
+    assert "toolkit_exec ×3 (1 failed)" in block and "db.py" in block
 
 
-def test_unfinished_todo_and_plan_join_l0(model_config):
+def test_unfinished_todo_and_plan_join_the_context_block(model_config):
     runtime = Runtime(load_config())
     try:
         topic = runtime.store.topics.create().id
-        session = SimpleNamespace(topic_id=topic)
-        assert "Unfinished work" not in runtime.build_context(session, [])[0]["content"]
+        history = [Message(role="user", content="go on", id=1)]
+
+        def block() -> str:  # a new turn each time: the context is fixed for a turn
+            session = SimpleNamespace(topic_id=topic)
+            return context_of(runtime.build_context(session, history))
+
+        assert "Unfinished work" not in block()
         scope = topic_scope(topic)
         items = [
             {"id": 1, "text": "write the parser", "status": "done"},
@@ -181,12 +195,12 @@ def test_unfinished_todo_and_plan_join_l0(model_config):
         runtime.store.state.set(scope, "todo", {"items": items})
         plan = {"goal": "ship v2", "steps": [{"text": "tag the release", "status": "pending"}]}
         runtime.store.state.set(scope, "plan", plan)
-        system = runtime.build_context(session, [])[0]["content"]
-        assert "Unfinished work" in system
-        assert "test the parser" in system and "ship v2" in system and "tag the release" in system
+        text = block()
+        assert "Unfinished work" in text
+        assert "test the parser" in text and "ship v2" in text and "tag the release" in text
         items[1]["status"] = "done"
         runtime.store.state.set(scope, "todo", {"items": items})
         runtime.store.state.set(scope, "plan", None)
-        assert "Unfinished work" not in runtime.build_context(session, [])[0]["content"]
+        assert "Unfinished work" not in block()
     finally:
         asyncio.run(runtime.aclose())

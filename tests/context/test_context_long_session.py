@@ -43,6 +43,11 @@ def config(scripted_server, write_config, workspace, max_context_tokens: int):
     )
 
 
+def last_user(messages: list[dict]) -> str:
+    """The current user message, where the context block (summary included) travels."""
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+
 def question(i: int) -> str:
     subject = SUBJECTS[i % len(SUBJECTS)]
     return f"Turn {i}: please improve the {subject} module, file src/{subject}.py. " + (
@@ -51,7 +56,7 @@ def question(i: int) -> str:
 
 
 def test_300_turns_stay_in_budget_and_gain_a_summary(scripted_server, write_config, workspace):
-    max_tokens = 30_000
+    max_tokens = 6_000
     config(scripted_server, write_config, workspace, max_tokens)
     answer_background(scripted_server)
 
@@ -60,7 +65,6 @@ def test_300_turns_stay_in_budget_and_gain_a_summary(scripted_server, write_conf
         try:
             session = runtime.session()
             topic, store = session.topic_id, runtime.store
-            tools = estimate_tools_tokens(session.tools)
             upkeep = TurnUpkeep(store, runtime.cheap_llm)
             history, sizes, summaries_seen = [], [], 0
             for i in range(300):
@@ -75,29 +79,31 @@ def test_300_turns_stay_in_budget_and_gain_a_summary(scripted_server, write_conf
                     call_id=f"call{i}",
                 )
                 await upkeep.history(topic)
+                session.turn_context = None  # each iteration stands for a new turn
                 messages = await asyncio.to_thread(runtime.build_context, session, history)
+                tools = estimate_tools_tokens(session.tools_for(history))
                 sizes.append(estimate_messages_tokens(messages) + tools)
                 assert_consistent(messages[1:])
                 assert sum(m["role"] == "user" for m in messages) <= RECENT_TURNS
                 assert ContextRecords(store.db).count(topic) <= RING_LIMIT
-                summaries_seen += "Summary of the earlier conversation" in messages[0]["content"]
+                summaries_seen += "Summary of the earlier conversation" in last_user(messages)
             return sizes, summaries_seen, messages, ContextRecords(store.db).summary(topic)
         finally:
             await runtime.aclose()
 
     sizes, summaries_seen, last, summary = asyncio.run(go())
     assert max(sizes) <= max_tokens * BUDGET_FILL
-    assert max(sizes) > max_tokens * BUDGET_FILL * 0.8  # the budget was what held it back
+    assert max(sizes) > max_tokens * BUDGET_FILL * 0.7  # near the budget, and within it
     assert summaries_seen == 300 - RING_LIMIT + 1
-    assert summary.pairs_covered >= 250 and SUMMARY_TEXT in last[0]["content"]
-    assert "toolkit_file ×" in last[0]["content"]  # the tool-chain recap
+    assert summary.pairs_covered >= 250 and SUMMARY_TEXT in last_user(last)
+    assert "toolkit_file ×" in last_user(last)  # the tool-chain recap
     summary_requests = [r for r in scripted_server.requests if is_summary(r)]
     assert len(summary_requests) == 9  # at 50 pairs, then every 30 turns
     assert "## Project background" in summary_requests[1]["messages"][1]["content"]
 
 
 def test_real_turns_never_exceed_the_budget(scripted_server, write_config, workspace):
-    max_tokens = 24_000
+    max_tokens = 9_000
     config(scripted_server, write_config, workspace, max_tokens)
     scripted_server.on(lambda request: not is_background(request), counting_echo)
 

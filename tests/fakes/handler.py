@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import socket
@@ -136,6 +137,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
             return
         meta = wire.Completion.new(app.model)
         usage = wire.estimate_usage(reply, request, calls)
+        cached = min(usage.prompt_tokens, app._reuse_prompt(wire.render_prompt(request)) // 4)
+        usage = dataclasses.replace(usage, cached_tokens=cached)
         if stream:
             options = request.get("stream_options") or {}
             include_usage = isinstance(options, dict) and options.get("include_usage") is True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -85,7 +86,8 @@ class Reply:
 
 
 def last_user_text(request: dict) -> str:
-    """Text of the last user message; content parts other than text are skipped."""
+    """Text of the last user message; content parts other than text are skipped, and so is the
+    agent's context block before the user's words (see tea_agent_mini/context/block.py)."""
     messages = request.get("messages")
     if not isinstance(messages, list):
         return ""
@@ -94,12 +96,19 @@ def last_user_text(request: dict) -> str:
             content = message.get("content")
             if isinstance(content, list):
                 return "".join(
-                    part.get("text", "")
+                    without_context_block(part.get("text", ""))
                     for part in content
                     if isinstance(part, dict) and part.get("type") == "text"
                 )
-            return content if isinstance(content, str) else ""
+            return without_context_block(content) if isinstance(content, str) else ""
     return ""
+
+
+_CONTEXT_BLOCK = re.compile(r"\A<context>\n.*?\n</context>(?:\n\n)?", re.S)
+
+
+def without_context_block(text: str) -> str:
+    return _CONTEXT_BLOCK.sub("", text, count=1)
 
 
 def echo_reply(request: dict) -> Reply:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import signal
 import sys
 import threading
@@ -52,6 +53,7 @@ class ScriptedServer:
         self._queue: deque[Reply] = deque(replies)
         self._rules: list[tuple[Predicate, Reply | Callable[[dict], Reply]]] = []
         self._lock = threading.Lock()
+        self._slot = ""  # the prompt in the pretend KV cache
         self._call_ids = itertools.count(1)
         self._address = (host, port)
         self._record_path = Path(record_path) if record_path else None
@@ -121,6 +123,7 @@ class ScriptedServer:
             self._queue.clear()
             self._rules.clear()
             self.requests.clear()
+            self._slot = ""
             self.headers.clear()
             self.embedding_requests.clear()
             self._call_ids = itertools.count(1)
@@ -154,6 +157,13 @@ class ScriptedServer:
                 )
                 for spec in reply.native_tool_calls
             ]
+
+    def _reuse_prompt(self, prompt: str) -> int:
+        """Characters of ``prompt`` that the previous request's prompt began with: what a server
+        with one KV-cache slot (llama.cpp ``-np 1``) reuses. ``prompt`` takes the slot."""
+        with self._lock:
+            previous, self._slot = self._slot, prompt
+        return len(os.path.commonprefix([previous, prompt]))
 
     def _record_chat(self, request: dict, headers: dict) -> None:
         with self._lock:

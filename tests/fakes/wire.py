@@ -60,19 +60,20 @@ class Completion:
 class Usage:
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
 
     def to_json(self) -> dict:
         return {
             "completion_tokens": self.completion_tokens,
             "prompt_tokens": self.prompt_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
         }
 
     def timings(self) -> dict:
-        # llama.cpp's non-standard extra; fixed numbers, clients must simply ignore it.
+        # llama.cpp's non-standard extra; fixed numbers but for cache_n, the reused prefix.
         return {
-            "cache_n": 0,
+            "cache_n": self.cached_tokens,
             "prompt_n": self.prompt_tokens,
             "prompt_ms": 1.0,
             "prompt_per_token_ms": 1.0 / max(1, self.prompt_tokens),
@@ -101,6 +102,19 @@ def error_body(status: int, message: str) -> dict:
 def split_text(text: str, size: int) -> list[str]:
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def render_prompt(request: dict) -> str:
+    """The request as a chat template lays it out (Qwen's: the system message, then the tool
+    list, then the other messages), for measuring how much of it an earlier one shares."""
+    messages = request.get("messages") or []
+    parts = []
+    if messages and isinstance(messages[0], dict) and messages[0].get("role") == "system":
+        parts.append(json.dumps(messages[0].get("content"), ensure_ascii=False))
+        messages = messages[1:]
+    parts += [json.dumps(tool, ensure_ascii=False) for tool in request.get("tools") or []]
+    parts += [json.dumps(message, ensure_ascii=False) for message in messages]
+    return "\n".join(parts)
 
 
 def estimate_usage(reply: Reply, request: dict, calls: list[WireCall]) -> Usage:

@@ -15,6 +15,7 @@ from tea_agent_mini.scheduler.runner import SchedulerRunner
 from tea_agent_mini.scheduler.service import TaskService
 from tea_agent_mini.store.tasks import OUTPUT_LIMIT
 from tea_agent_mini.toolkit.notify import NOTICES_KEY
+from tests.fakes.script import without_context_block
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.scheduler.scheduler_helpers import FakeClock, utc
 
@@ -124,7 +125,8 @@ def test_a_prompt_task_runs_real_turns_in_its_own_session(model_config, scripted
     assert history[3].text == "The answer is 42." and history[-1].text == "Still 42."
     # the second run's turn saw the first one's answer: it is one continuing session
     assert any(
-        r["messages"][-1] == {"role": "user", "content": "What is the answer?"}
+        r["messages"][-1]["role"] == "user"
+        and without_context_block(r["messages"][-1]["content"]) == "What is the answer?"
         and {"role": "assistant", "content": "The answer is 42."} in r["messages"]
         for r in scripted_server.requests
     )

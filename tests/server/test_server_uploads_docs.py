@@ -54,7 +54,8 @@ def test_image_upload_round_trip_and_attach(http, scripted_server, tea_home: Pat
     )
     assert events[0].event == "start" and events[0].data["attachments"] == 1
     assert events[-1].event == "done"
-    content = scripted_server.requests[-1]["messages"][-1]["content"]
+    block, *content = scripted_server.requests[-1]["messages"][-1]["content"]
+    assert block["type"] == "text" and block["text"].startswith("<context>")
     assert content[0] == {"type": "text", "text": "what is this?"}
     url = content[1]["image_url"]["url"]
     assert url == "data:image/png;base64," + base64.b64encode(png).decode()
@@ -72,7 +73,7 @@ def test_text_upload_attaches_as_text(http, scripted_server):
         f"/v1/sessions/{session['id']}/messages",
         json={"content": "", "attachments": [info["id"]]},
     )
-    parts = scripted_server.requests[-1]["messages"][-1]["content"]
+    _block, *parts = scripted_server.requests[-1]["messages"][-1]["content"]
     assert parts[0]["type"] == "text" and "buy tea" in parts[0]["text"]
 
 

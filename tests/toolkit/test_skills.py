@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tea_agent_mini.skills.authoring import create_skill
-from tea_agent_mini.skills.catalog import search_skills, skills_prompt_section
+from tea_agent_mini.skills.catalog import relevant_skills_section, search_skills
 from tea_agent_mini.skills.loader import (
     SkillFormatError,
     bundled_root,
@@ -233,33 +233,31 @@ def test_search_covers_tags_triggers_and_body(home):
     assert search_skills(skills, "   ") == []
 
 
-def test_prompt_section_lists_names_and_one_line_descriptions(home):
-    long_description = "Handle releases. " + "More detail here. " * 40
+def test_a_turn_names_only_the_skills_that_fit_it(home):
+    long_description = "Handle releases and tag versions. " + "More detail here. " * 40
     write_skill(
         home / "skills",
         "release",
         "---\nname: release\ndescription: >\n  " + long_description + "\n---\nSECRET BODY\n",
     )
-    catalog = load_skills(home, None)
-    section = skills_prompt_section(catalog.skills.values())
+    skills = load_skills(home, None).skills.values()
+    section = relevant_skills_section(skills, "cut a release and tag the version", 3)
     lines = section.splitlines()
     assert 'toolkit_skills(action="load", name="<name>")' in lines[0]
-    assert [line.split(":")[0] for line in lines[1:]] == [
-        f"- {name}" for name in sorted([*BUNDLED, "release"])
-    ]
-    release = next(line for line in lines if line.startswith("- release:"))
-    assert release.endswith("…") and len(release) < 450
-    assert "SECRET BODY" not in section
-    assert skills_prompt_section([]) == ""
+    assert lines[1].startswith("- release: Handle releases") and len(lines[1]) < 250
+    assert "SECRET BODY" not in section and "code-review" not in section
+    assert relevant_skills_section(skills, "what's the weather like?", 3) == ""
+    assert relevant_skills_section([], "cut a release", 3) == ""
 
 
-def test_prompt_section_caps_the_number_of_skills(home):
+def test_a_turn_names_at_most_the_limit(home):
     for index in range(5):
-        write_skill(home / "skills", f"s{index}", skill_text(f"s{index}", f"Skill {index}."))
+        write_skill(
+            home / "skills", f"s{index}", skill_text(f"s{index}", f"Deploy service {index}.")
+        )
     skills = load_skills(home, None, bundled=False).skills.values()
-    section = skills_prompt_section(skills, limit=3)
+    section = relevant_skills_section(skills, "deploy the service", 3)
     assert section.count("\n- s") == 3
-    assert "and 2 more" in section
 
 
 # ---- create and load -----------------------------------------------------------------------

@@ -287,7 +287,8 @@ class App {
     }
     if (chat.usage && chat.usage.usage) {
       const u = chat.usage.usage;
-      parts.push(h("span", {}, `Last turn ${formatTokens(u.prompt_tokens)} in · ${formatTokens(u.completion_tokens)} out`));
+      const cached = u.cached_tokens ? ` (${formatTokens(u.cached_tokens)} cached)` : "";
+      parts.push(h("span", {}, `Last turn ${formatTokens(u.prompt_tokens)} in${cached} · ${formatTokens(u.completion_tokens)} out`));
     }
     const session = this.sessionList.find(chat.id) || chat.session;
     if (session && session.total_tokens) parts.push(h("span", {}, `Session ${formatTokens(session.total_tokens)} tokens`));
