@@ -70,6 +70,7 @@ class Exchange:
     tokens: TokenCounts = field(default_factory=TokenCounts)
     seconds: float = 0.0
     error: str | None = None
+    finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @property
     def is_chat(self) -> bool:
@@ -101,9 +102,19 @@ class Recorder:
             self._exchanges.append(exchange)
         return exchange
 
-    def exchanges(self, tag: str | None = None) -> list[Exchange]:
+    def finish(self, exchange: Exchange) -> None:
+        exchange.seconds = time.monotonic() - exchange.started
+        exchange.finished.set()
+
+    def exchanges(self, tag: str | None = None, wait: float = 5.0) -> list[Exchange]:
+        """The exchanges (of ``tag``), each waited for until its handler has recorded all of it:
+        a client can have read the last byte a moment before that."""
         with self._lock:
-            return [e for e in self._exchanges if tag is None or e.tag == tag]
+            found = [e for e in self._exchanges if tag is None or e.tag == tag]
+        deadline = time.monotonic() + wait
+        for exchange in found:
+            exchange.finished.wait(max(0.0, deadline - time.monotonic()))
+        return found
 
 
 @dataclass(frozen=True)
@@ -173,7 +184,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         try:
             self._relay(route, raw, exchange)
         finally:
-            exchange.seconds = time.monotonic() - exchange.started
+            self.server.recorder.finish(exchange)
 
     def _relay(self, route: Route, raw: bytes, exchange: Exchange) -> None:
         upstream = self.server.upstream

@@ -63,14 +63,20 @@ def _schedule_judge(given: JudgeInput) -> Verdict:
     if not tasks:
         return failed("no task was scheduled")
     clock = given.facts["clock"]
-    for task in tasks:
-        command = task.text.replace('"', "").replace("'", "")
-        if task.kind == "shell" and task.enabled and BACKUP_COMMAND in command:
-            if task.next_clock == clock:
-                return passed(f"task {task.name!r} runs {BACKUP_COMMAND!r} daily at {clock}")
-            return failed(f"task {task.name!r} next runs at {task.next_clock}, not {clock}")
+    runs_backup = [task for task in tasks if _runs_backup(task)]
+    for task in runs_backup:
+        if task.next_clock == clock:
+            return passed(f"task {task.name!r} runs {BACKUP_COMMAND!r} daily at {clock}")
+    if runs_backup:
+        first = runs_backup[0]
+        return failed(f"task {first.name!r} next runs at {first.next_clock}, not {clock}")
     shown = "; ".join(f"{t.name} [{t.kind}] {t.text}" for t in tasks)
     return failed(f"no enabled shell task runs {BACKUP_COMMAND!r}: {quote(shown)}")
+
+
+def _runs_backup(task: ListedTask) -> bool:
+    command = task.text.replace('"', "").replace("'", "")
+    return task.kind == "shell" and task.enabled and BACKUP_COMMAND in command
 
 
 def _memory_case(rng: random.Random) -> Case:
