@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from teaeval.sandbox import (
@@ -47,9 +49,11 @@ def test_the_config_is_what_the_agent_loads(sandbox):
 def test_the_environment_has_the_home_and_no_model_settings(sandbox, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://elsewhere/v1")
     monkeypatch.setenv("TEA_AGENT_MODEL", "other")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([".", "/abs/lib"]))
     env = sandbox.env()
     assert env["TEA_AGENT_HOME"] == str(sandbox.home)
     assert "OPENAI_BASE_URL" not in env and "TEA_AGENT_MODEL" not in env
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(Path.cwd().resolve()), "/abs/lib"]
 
 
 def test_files_are_laid_out_in_folders(sandbox):

@@ -49,6 +49,10 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_ENV_PREFIXES)}
         env.update(TEA_AGENT_HOME=str(self.home), PYTHONIOENCODING="utf-8")
+        if env.get("PYTHONPATH"):
+            # the agent runs in the workspace, where `PYTHONPATH=.` would name the wrong folder
+            parts = env["PYTHONPATH"].split(os.pathsep)
+            env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) if p else p for p in parts)
         return env
 
 
