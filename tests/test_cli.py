@@ -185,6 +185,22 @@ def test_doctor_checks_config_model_and_database(model_config, scripted_server):
     assert "database" in result.stdout
 
 
+def test_doctor_measures_a_first_request_against_the_window(
+    scripted_server, write_config, workspace
+):
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    write_config({"main_model": {**model, "max_context_tokens": 8192}})
+    result = cli("doctor")
+    line = next(x for x in result.stdout.splitlines() if "] request:" in x)
+    assert line.startswith("[ok  ]") and "of the 8,192-token window" in line
+    assert "prompt profile compact" in line
+    write_config({"main_model": {**model, "max_context_tokens": 2048}})
+    result = cli("doctor")
+    line = next(x for x in result.stdout.splitlines() if "] request:" in x)
+    assert result.returncode == 1 and line.startswith("[FAIL]")
+    assert "raise max_context_tokens" in line
+
+
 def test_doctor_fails_without_model(tea_home):
     result = cli("doctor")
     assert result.returncode == 1 and "[FAIL] config" in result.stdout

@@ -68,6 +68,47 @@ def check_database(config: Config) -> Check:
     return Check("database", result == "ok", f"{path}: {result}, schema v{version}")
 
 
+def check_request(
+    config: Config, message: str = "Create hello.py that prints hello world."
+) -> Check:
+    """The size of a first request for a plain task, against the configured window."""
+    from ..agent.prompts import PromptParts, build_system_prompt, profile_for
+    from ..context.turn import PROMPT_SHARE
+    from ..llm.tokens import estimate_messages_tokens
+    from ..toolkit.registry import Toolkit
+    from ..toolkit.selection import ToolMenu
+    from ..toolkit.usertools import sync_user_tools
+
+    window = config.main_model.max_context_tokens
+    profile = profile_for(config.agent.prompt, window)
+    system = build_system_prompt(
+        PromptParts(config.workspace, approval=config.agent.approval, profile=profile)
+    )
+    toolkit = Toolkit.load()
+    sync_user_tools(toolkit, config.home)
+    menu = ToolMenu(toolkit, profile)
+    tools = menu.choose(message, [], []).names
+    fixed = estimate_messages_tokens([{"role": "system", "content": system}])
+    fixed += menu.tokens(tools)
+    total = fixed + estimate_messages_tokens([{"role": "user", "content": message}])
+    detail = (
+        f"a first request is ~{total:,} tokens (system prompt and {len(tools)} of "
+        f"{len(toolkit.tools)} tools ~{fixed:,}), prompt profile {profile}"
+    )
+    if window <= 0:
+        return Check("request", True, f"{detail}; main_model.max_context_tokens is not set")
+    share = fixed / window
+    detail += f"; {share:.0%} of the {window:,}-token window"
+    if share > PROMPT_SHARE:
+        return Check(
+            "request",
+            False,
+            f"{detail}, over {PROMPT_SHARE:.0%}: raise max_context_tokens or set "
+            "agent.prompt: compact",
+        )
+    return Check("request", True, detail)
+
+
 def optional_features() -> list[Check]:
     programs = {
         "git": "git tools",
@@ -101,6 +142,7 @@ def run_doctor(profile: str | None) -> bool:
     if config is not None:
         if config_check.ok:
             checks.append(check_model(config))
+            checks.append(check_request(config))
         checks.append(check_database(config))
     checks.extend(optional_features())
     for check in checks:
