@@ -7,7 +7,6 @@ base: a tool may fail in any way, and the model must always get an answer it can
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import time
@@ -141,14 +140,9 @@ class ToolExecutor:
         return semaphore
 
     def _unknown_tool_message(self, name: str) -> str:
-        names = self.toolkit.names()
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        message = f"unknown tool {name!r}."
-        if close:
-            message += f" Did you mean: {', '.join(close)}?"
-        if names:
-            message += f" Available tools: {', '.join(sorted(names))}."
-        return message
+        from tea_agent_mini.llm.toolnames import unknown_tool_message
+
+        return unknown_tool_message(name, self.toolkit.names())
 
 
 def _describe(exc: Exception) -> str:
