@@ -9,7 +9,8 @@ shapes such models print are taken for calls, and only when the calls end the re
    before (models often think aloud first). A tag inside a code fence or inline code is text.
 2. Otherwise the whole reply must be calls: JSON objects or lists of them, bare or in fences
    (```json, ```, ```tool_call, ```tool_code), separated only by whitespace. One short line may
-   lead in ("Sure, I'll create the file:"), if it has no code and does not introduce an example.
+   lead in ("Sure, I'll create the file:"), if it has no code and does not introduce an example;
+   a ``<think>`` block printed before it is reasoning, not reply, and is set aside.
 
 So JSON quoted in an explanation never runs: an example in prose, documentation written for the
 user, a call followed by more text, a fenced block among paragraphs. Everything in the reply that
@@ -48,6 +49,7 @@ _EXAMPLE = re.compile(
     r"|looks? like|would look|here is|here's|here are)\b|\be\.g\.",
     re.I,
 )
+_THINK = re.compile(r"\s*<think>.*?</think>\s*", re.S)
 _LEAD_IN_MAX = 200
 _BLOCK_STARTS = ("{", "[", "```")
 
@@ -111,6 +113,8 @@ def _starts_line(content: str, pos: int) -> bool:
 def _reply_calls(content: str, names: ToolNames) -> _Found | None:
     """The whole reply as calls, after at most one lead-in line."""
     text = clean_template_tokens(content)
+    thinking = _THINK.match(text)  # reasoning printed inline is not part of the reply
+    text = text[thinking.end() :] if thinking else text
     if text.startswith(_BLOCK_STARTS):
         lead, body = "", text
     else:
@@ -119,7 +123,8 @@ def _reply_calls(content: str, names: ToolNames) -> _Found | None:
         if not body.startswith(_BLOCK_STARTS) or not _is_lead_in(lead):
             return None
     calls = _block_calls(body, names)
-    return (lead, calls) if calls else None
+    kept = f"{thinking.group().strip()}\n{lead}".strip() if thinking else lead
+    return (kept, calls) if calls else None
 
 
 def _is_lead_in(line: str) -> bool:

@@ -108,6 +108,12 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
                 )
             ],
         ),
+        # reasoning printed inline before the reply is kept, and not counted as the lead-in
+        (
+            f"<think>\nThe user wants a file.\nI should write it.\n</think>\n\nOn it:\n{WRITE}",
+            "<think>\nThe user wants a file.\nI should write it.\n</think>\nOn it:",
+            [("toolkit_file", WRITE_ARGS)],
+        ),
         # tags are call syntax: text may come before them
         (
             'Let me look.\n<tool_call>\n{"name": "toolkit_file", "arguments": {"path": "a"}}\n'
@@ -191,6 +197,8 @@ def test_calls_small_models_print_are_recognised(content, text, expected):
         f"Call it as {{name}}:\n{LS}",
         "Sure" + ", really" * 40 + f":\n{LS}",
         "For example:\n<tool_call>\n" + RM + "\n</tool_call>",
+        f"<think>\nExplain it.\n</think>\nFor example:\n{RM}",
+        f"<think>\nok\n</think>\n{RM}\nThat removes the build.",
         # tags inside code, or in the middle of a line
         f"Qwen prints calls like this:\n```xml\n<tool_call>\n{RM}\n</tool_call>\n```",
         f"Qwen prints `<tool_call>{RM}</tool_call>` when the server does not parse it.",
