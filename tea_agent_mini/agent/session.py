@@ -222,7 +222,7 @@ class _Turn:
             for result in results:
                 await asyncio.to_thread(self.s._save, _tool_message(result))
                 done.add(result.call_id)
-                self.guard.record(result.name, _arguments_of(calls, result.call_id), result.ok)
+                self.guard.record(result, _arguments_of(calls, result.call_id))
                 yield result
         finally:
             # A cancelled turn still answers every call it stored, so the history stays valid.

@@ -15,7 +15,13 @@ from typing import Any
 
 from ..errors import ToolError
 
-__all__ = ["JSONRepairError", "ToolArgumentsError", "parse_tool_arguments", "repair_json"]
+__all__ = [
+    "JSONRepairError",
+    "ToolArgumentsError",
+    "parse_tool_arguments",
+    "read_json_value",
+    "repair_json",
+]
 
 _FENCE = re.compile(
     r"```[ \t]*(?:json5?|javascript|js|python)?[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S | re.I
@@ -76,6 +82,22 @@ def repair_json(text: str) -> Any:
             error = error or exc
     assert error is not None
     raise error
+
+
+def read_json_value(text: str, start: int = 0) -> tuple[Any, int]:
+    """The JSON value that starts at ``text[start]`` and where it ends: strict JSON, else read
+    leniently (a value cut off at the end of the text is closed there).
+
+    Raises:
+        JSONRepairError: no value could be read there.
+    """
+    try:
+        return json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        pass
+    reader = _Lenient(text)
+    reader.pos = start
+    return reader.parse(), reader.pos
 
 
 def parse_tool_arguments(raw: str) -> dict[str, Any]:

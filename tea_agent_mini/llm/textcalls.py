@@ -1,173 +1,178 @@
 """Tool calls that a model wrote into its text instead of the ``tool_calls`` field.
 
-Local models behind servers that do not parse their chat template print calls as text. Recognised:
+Local models behind servers that do not parse their chat template print calls as text. Only the
+shapes such models print are taken for calls, and only when the calls end the reply:
 
-- Hermes/Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-- Llama / Qwen3-Coder: ``<function=name>{...}</function>`` or with ``<parameter=k>v</parameter>``
-- a fenced ```json block or a bare JSON object (or list of them) naming a known tool, as
-  ``{"name", "arguments" | "parameters"}``, ``{"tool", "args"}`` or OpenAI's ``{"function": {...}}``
+1. Tags, which are call syntax and nothing else: Hermes/Qwen ``<tool_call>{...}</tool_call>``
+   and ``<function=name>{...}</function>`` (or with ``<parameter=k>v</parameter>``). Each tag
+   starts its own line, only whitespace separates tags and follows the last one; any text may come
+   before (models often think aloud first). A tag inside a code fence or inline code is text.
+2. Otherwise the whole reply must be calls: JSON objects or lists of them, bare or in fences
+   (```json, ```, ```tool_call, ```tool_code), separated only by whitespace. One short line may
+   lead in ("Sure, I'll create the file:"), if it has no code and does not introduce an example;
+   a ``<think>`` block printed before it is reasoning, not reply, and is set aside.
 
-Only names in ``tool_names`` count; anything else stays in the text untouched.
+So JSON quoted in an explanation never runs: an example in prose, documentation written for the
+user, a call followed by more text, a fenced block among paragraphs. Everything in the reply that
+looks like a call must be one, or none is taken. What a single call may look like (and which names
+count) is in textcall_shapes.py.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection
-from typing import Any
 
 from ..types import ToolCall
-from .assemble import new_call_id
-from .repair import JSONRepairError, repair_json
+from .assemble import clean_template_tokens
+from .repair import JSONRepairError, read_json_value
+from .textcall_shapes import (
+    FUNCTION_TAG,
+    ToolNames,
+    calls_from_value,
+    function_tag_call,
+    tool_call_tag_calls,
+)
 
 __all__ = ["extract_text_tool_calls"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
-_FUNCTION_TAG = re.compile(r"<function=([\w.\-]+)>\s*(.*?)\s*(?:</function>|\Z)", re.S)
-_PARAMETER = re.compile(r"<parameter=([\w.\-]+)>\n?(.*?)\n?</parameter>", re.S)
-_FENCE = re.compile(r"```[ \t]*(?:json|tool_call|tool_code)?[ \t]*\r?\n(.*?)```", re.S)
-_NAME_KEYS = ("name", "tool", "tool_name")
-_ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.S)
+# The closing fence starts a line: a JSON string cannot hold a raw newline, so ``` inside the
+# content of a file being written does not end the block.
+_FENCE = re.compile(
+    r"```[ \t]*(?:json5?|tool_call|tool_code)?[ \t]*\r?\n(.*?)(?:\n[ \t]*```|\Z)", re.S | re.I
+)
+# Words that introduce an example or an explanation rather than an action.
+_EXAMPLE = re.compile(
+    r"\b(?:examples?|for instance|samples?|syntax|format|schema|template|usage|how to|such as"
+    r"|looks? like|would look|here is|here's|here are)\b|\be\.g\.",
+    re.I,
+)
+_THINK = re.compile(r"\s*<think>.*?</think>\s*", re.S)
+_LEAD_IN_MAX = 200
+_BLOCK_STARTS = ("{", "[", "```")
 
+_Found = tuple[str, list[ToolCall]]
 _Span = tuple[int, int, list[ToolCall]]
 
 
 def extract_text_tool_calls(
     content: str, tool_names: Collection[str]
 ) -> tuple[str, list[ToolCall]]:
-    """Split ``content`` into (the text without the calls, the calls found, in order)."""
-    known = set(tool_names)
-    if not content or not known:
+    """Split ``content`` into (the text without the calls, the calls in order).
+
+    When the reply is not calls by the rules above, it comes back unchanged with no calls.
+    """
+    names = ToolNames(frozenset(tool_names))
+    if not content or not names.known:
         return content, []
+    found = _tag_calls(content, names) or _reply_calls(content, names)
+    return found or (content, [])
+
+
+def _tag_calls(content: str, names: ToolNames) -> _Found | None:
+    spans = _tag_spans(content, names)
+    if not spans or any(not calls for _, _, calls in spans):
+        return None
+    if not all(_starts_line(content, start) for start, _, _ in spans):
+        return None
+    ends, starts = [end for _, end, _ in spans[:-1]], [start for start, _, _ in spans[1:]]
+    gaps = [content[end:start] for end, start in zip(ends, starts, strict=True)]
+    if any(gap.strip() for gap in gaps) or clean_template_tokens(content[spans[-1][1] :]):
+        return None
+    lead = content[: spans[0][0]].strip()
+    if _EXAMPLE.search(lead.rsplit("\n", 1)[-1]):
+        return None
+    return lead, [call for _, _, calls in spans for call in calls]
+
+
+def _tag_spans(content: str, names: ToolNames) -> list[_Span]:
+    """Every tag outside code, in order, with the calls it holds (none if it holds no call)."""
+    code = [match.span() for match in _CODE.finditer(content)]
     spans: list[_Span] = []
     for match in _TOOL_CALL.finditer(content):
-        _add(spans, match.start(), match.end(), _calls_in_body(match.group(1), known))
-    for match in _FUNCTION_TAG.finditer(content):
-        call = _function_tag_call(match.group(1), match.group(2), known)
-        _add(spans, match.start(), match.end(), [call] if call else [])
-    for match in _FENCE.finditer(content):
-        _add(spans, match.start(), match.end(), _calls_in_json(match.group(1), known))
-    _find_bare_objects(content, known, spans)
-    if not spans:
-        return content, []
-    spans.sort(key=lambda span: span[0])
-    pieces, calls, cursor = [], [], 0
-    for start, end, found in spans:
-        pieces.append(content[cursor:start].rstrip(" \t"))
-        calls.extend(found)
-        cursor = end
-    pieces.append(content[cursor:])
-    remaining = re.sub(r"\n{3,}", "\n\n", "".join(pieces)).strip()
-    return remaining, calls
+        if not _inside(match.start(), code):
+            spans.append((match.start(), match.end(), tool_call_tag_calls(match.group(1), names)))
+    taken = list(spans)
+    for match in FUNCTION_TAG.finditer(content):
+        if not _inside(match.start(), code) and not _inside(match.start(), taken):
+            call = function_tag_call(match.group(1), match.group(2), names)
+            spans.append((match.start(), match.end(), [call] if call else []))
+    return sorted(spans, key=lambda span: span[0])
 
 
-def _add(spans: list[_Span], start: int, end: int, calls: list[ToolCall]) -> None:
-    if calls and not any(start < s_end and s_start < end for s_start, s_end, _ in spans):
-        spans.append((start, end, calls))
+def _inside(pos: int, spans: list[tuple[int, int]] | list[_Span]) -> bool:
+    return any(span[0] <= pos < span[1] for span in spans)
 
 
-def _calls_in_body(body: str, known: set[str]) -> list[ToolCall]:
-    """The inside of a ``<tool_call>`` tag: JSON, or a ``<function=...>`` block."""
-    tag = _FUNCTION_TAG.search(body)
-    if tag:
-        call = _function_tag_call(tag.group(1), tag.group(2), known)
-        return [call] if call else []
-    try:
-        return _calls_from_value(repair_json(body), known)
-    except JSONRepairError:
-        return []
+def _starts_line(content: str, pos: int) -> bool:
+    return not content[content.rfind("\n", 0, pos) + 1 : pos].strip()
 
 
-def _calls_in_json(text: str, known: set[str]) -> list[ToolCall]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return []
-    return _calls_from_value(value, known)
+def _reply_calls(content: str, names: ToolNames) -> _Found | None:
+    """The whole reply as calls, after at most one lead-in line."""
+    text = clean_template_tokens(content)
+    thinking = _THINK.match(text)  # reasoning printed inline is not part of the reply
+    text = text[thinking.end() :] if thinking else text
+    if text.startswith(_BLOCK_STARTS):
+        lead, body = "", text
+    else:
+        lead, _, body = text.partition("\n")
+        lead, body = lead.strip(), body.lstrip()
+        if not body.startswith(_BLOCK_STARTS) or not _is_lead_in(lead):
+            return None
+    calls = _block_calls(body, names)
+    kept = f"{thinking.group().strip()}\n{lead}".strip() if thinking else lead
+    return (kept, calls) if calls else None
 
 
-def _calls_from_value(value: Any, known: set[str]) -> list[ToolCall]:
-    """All calls when ``value`` is a call or a list of calls; nothing if any item is not one."""
-    items = value if isinstance(value, list) else [value]
-    calls = [_as_call(item, known) for item in items]
-    if not calls or any(call is None for call in calls):
-        return []
-    return [call for call in calls if call is not None]
+def _is_lead_in(line: str) -> bool:
+    too_long = len(line) > _LEAD_IN_MAX
+    return not too_long and "{" not in line and "```" not in line and not _EXAMPLE.search(line)
 
 
-def _as_call(obj: Any, known: set[str]) -> ToolCall | None:
-    if not isinstance(obj, dict):
-        return None
-    function = obj.get("function")
-    if isinstance(function, dict):  # OpenAI's own shape, printed as text
-        obj = function
-    name = next((obj[key] for key in _NAME_KEYS if isinstance(obj.get(key), str)), None)
-    if name is None and isinstance(function, str):
-        name = function
-    if name is None:
-        return None
-    name = name.strip().removeprefix("functions.")
-    if name not in known:
-        return None
-    arguments = next((obj[key] for key in _ARGUMENT_KEYS if key in obj), {})
-    return ToolCall(id=new_call_id(), name=name, arguments=_arguments_text(arguments))
-
-
-def _arguments_text(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        return arguments.strip() or "{}"
-    if arguments is None:
-        return "{}"
-    return json.dumps(arguments, ensure_ascii=False)
-
-
-def _function_tag_call(name: str, body: str, known: set[str]) -> ToolCall | None:
-    if name not in known:
-        return None
-    parameters = _PARAMETER.findall(body)
-    if parameters:
-        arguments = {key: _parameter_value(value) for key, value in parameters}
-        return ToolCall(new_call_id(), name, json.dumps(arguments, ensure_ascii=False))
-    body = body.strip()
-    if not body:
-        return ToolCall(new_call_id(), name, "{}")
-    try:
-        value = repair_json(body)
-    except JSONRepairError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    return ToolCall(new_call_id(), name, json.dumps(value, ensure_ascii=False))
-
-
-def _parameter_value(raw: str) -> Any:
-    """Parameter text stays text, except a JSON object or array, which is decoded."""
-    text = raw.strip()
-    if text.startswith(("{", "[")):
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    return raw
-
-
-def _find_bare_objects(content: str, known: set[str], spans: list[_Span]) -> None:
-    decoder = json.JSONDecoder()
-    pos = content.find("{")
-    while pos >= 0:
-        inside = next((end for start, end, _ in spans if start <= pos < end), None)
-        if inside is not None:
-            pos = content.find("{", inside)
-            continue
-        starts = [pos - 1, pos] if pos > 0 and content[pos - 1] == "[" else [pos]
-        for start in starts:  # a list of calls, else the object alone
-            try:
-                value, end = decoder.raw_decode(content, start)
-            except ValueError:
-                continue
-            _add(spans, start, end, _calls_from_value(value, known))
-            pos = content.find("{", end)
-            break
+def _block_calls(text: str, names: ToolNames) -> list[ToolCall]:
+    """Fenced blocks and bare JSON values up to the end of ``text``, all of them calls."""
+    calls: list[ToolCall] = []
+    pos = 0
+    while (pos := _skip_space(text, pos)) < len(text):
+        fence = _FENCE.match(text, pos)
+        if fence:
+            found, pos = _values_calls(fence.group(1), names), fence.end()
+        elif text.startswith("```", pos):
+            return []  # a fence of another language: code, not a call
         else:
-            pos = content.find("{", pos + 1)
+            found, pos = _value_calls(text, pos, names)
+        if not found:
+            return []
+        calls += found
+    return calls
+
+
+def _values_calls(text: str, names: ToolNames) -> list[ToolCall]:
+    """One or more JSON values separated by whitespace, all of them calls."""
+    calls: list[ToolCall] = []
+    pos = 0
+    while (pos := _skip_space(text, pos)) < len(text):
+        found, pos = _value_calls(text, pos, names)
+        if not found:
+            return []
+        calls += found
+    return calls
+
+
+def _value_calls(text: str, pos: int, names: ToolNames) -> tuple[list[ToolCall], int]:
+    if text[pos] not in "{[":
+        return [], pos
+    try:
+        value, end = read_json_value(text, pos)
+    except JSONRepairError:
+        return [], pos
+    return calls_from_value(value, names), end
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos

@@ -7,7 +7,6 @@ base: a tool may fail in any way, and the model must always get an answer it can
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import time
@@ -17,6 +16,7 @@ from typing import Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.arguments import validate_arguments
+from tea_agent_mini.toolkit.callfix import complete_action
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
 from tea_agent_mini.types import ToolCall, ToolResult
@@ -100,9 +100,19 @@ class ToolExecutor:
             raise ToolError(self._unknown_tool_message(call.name))
         from tea_agent_mini.llm.repair import parse_tool_arguments
 
-        arguments = validate_arguments(
-            spec.name, spec.parameters, parse_tool_arguments(call.arguments)
-        )
+        arguments, assumed = complete_action(spec, parse_tool_arguments(call.arguments))
+        if assumed is None:
+            return await self._invoke(spec, arguments)
+        logger.info("%s: the call had no action; %r assumed", spec.name, assumed)
+        try:
+            return await self._invoke(spec, arguments)
+        except ToolError as exc:
+            # Only a failure mentions the guess: the model must learn which action failed, while
+            # a successful output is the tool's own text, left as it is.
+            raise ToolError(f"{exc} (the call had no 'action'; {assumed!r} was assumed)") from exc
+
+    async def _invoke(self, spec: ToolSpec, arguments: dict[str, Any]) -> str:
+        arguments = validate_arguments(spec.name, spec.parameters, arguments)
         if spec.mutates_with(arguments):
             await self._check_approval(spec, arguments)
         async with self._semaphore():
@@ -141,14 +151,9 @@ class ToolExecutor:
         return semaphore
 
     def _unknown_tool_message(self, name: str) -> str:
-        names = self.toolkit.names()
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        message = f"unknown tool {name!r}."
-        if close:
-            message += f" Did you mean: {', '.join(close)}?"
-        if names:
-            message += f" Available tools: {', '.join(sorted(names))}."
-        return message
+        from tea_agent_mini.llm.toolnames import unknown_tool_message
+
+        return unknown_tool_message(name, self.toolkit.names())
 
 
 def _describe(exc: Exception) -> str:

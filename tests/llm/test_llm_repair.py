@@ -9,6 +9,7 @@ from tea_agent_mini.llm.repair import (
     JSONRepairError,
     ToolArgumentsError,
     parse_tool_arguments,
+    read_json_value,
     repair_json,
 )
 
@@ -110,3 +111,20 @@ def test_position_reported_on_later_lines():
 def test_deep_nesting_does_not_blow_the_stack(raw):
     with pytest.raises(ToolArgumentsError):
         parse_tool_arguments(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "value", "end"),
+    [
+        ('x {"a": 1} tail', 2, {"a": 1}, 10),  # strict JSON, text after it left alone
+        ("{'a': 1,} more", 0, {"a": 1}, 9),  # repaired, and it still says where it ended
+        ('[{"a": "cut', 0, [{"a": "cut"}], 11),  # cut off: closed at the end of the text
+    ],
+)
+def test_read_json_value_says_where_the_value_ends(text, start, value, end):
+    assert read_json_value(text, start) == (value, end)
+
+
+def test_read_json_value_raises_when_nothing_can_be_read():
+    with pytest.raises(JSONRepairError):
+        read_json_value("{: :}")

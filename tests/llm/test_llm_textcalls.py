@@ -6,7 +6,12 @@ import pytest
 
 from tea_agent_mini.llm.textcalls import extract_text_tool_calls
 
-TOOLS = {"toolkit_file", "toolkit_shell"}
+TOOLS = {"toolkit_file", "toolkit_exec", "toolkit_grep"}
+
+WRITE_ARGS = {"action": "write", "filename": "a.txt", "content": "hi"}
+WRITE = json.dumps({"name": "toolkit_file", "arguments": WRITE_ARGS})
+LS = '{"name": "toolkit_exec", "arguments": {"command": "ls"}}'
+RM = '{"name": "toolkit_exec", "arguments": {"command": "rm -rf build"}}'
 
 
 def names_and_args(calls) -> list[tuple[str, dict]]:
@@ -16,6 +21,100 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
 @pytest.mark.parametrize(
     ("content", "text", "expected"),
     [
+        # the whole reply is one call: bare, or in a fence of any of the usual kinds
+        (WRITE, "", [("toolkit_file", WRITE_ARGS)]),
+        (f"```json\n{WRITE}\n```", "", [("toolkit_file", WRITE_ARGS)]),
+        (f"```\n{WRITE}\n```\n", "", [("toolkit_file", WRITE_ARGS)]),
+        (f"```tool_call\n{LS}\n```", "", [("toolkit_exec", {"command": "ls"})]),
+        (f"  \n```JSON\n{LS}\n```", "", [("toolkit_exec", {"command": "ls"})]),
+        # one short line may lead in
+        (
+            f"Sure, I'll create the file:\n```json\n{WRITE}\n```",
+            "Sure, I'll create the file:",
+            [("toolkit_file", WRITE_ARGS)],
+        ),
+        (
+            f"Let me list the files.\n\n{LS}",
+            "Let me list the files.",
+            [("toolkit_exec", {"command": "ls"})],
+        ),
+        (
+            f"I'll use `toolkit_exec` for this:\n{LS}",
+            "I'll use `toolkit_exec` for this:",
+            [("toolkit_exec", {"command": "ls"})],
+        ),
+        # several calls: consecutive objects, several fences, a list, two objects in one fence
+        (f"{WRITE}\n{LS}", "", [("toolkit_file", WRITE_ARGS), ("toolkit_exec", {"command": "ls"})]),
+        (
+            f"```json\n{WRITE}\n```\n\n```json\n{LS}\n```",
+            "",
+            [("toolkit_file", WRITE_ARGS), ("toolkit_exec", {"command": "ls"})],
+        ),
+        (
+            f"[{WRITE}, {LS}]",
+            "",
+            [("toolkit_file", WRITE_ARGS), ("toolkit_exec", {"command": "ls"})],
+        ),
+        (
+            f"```json\n{WRITE}\n{LS}\n```",
+            "",
+            [("toolkit_file", WRITE_ARGS), ("toolkit_exec", {"command": "ls"})],
+        ),
+        # argument shapes
+        (
+            '{"name": "toolkit_grep", "parameters": {"pattern": "x"}}',
+            "",
+            [("toolkit_grep", {"pattern": "x"})],
+        ),
+        (
+            '{"tool": "toolkit_exec", "args": {"command": "pwd"}}',
+            "",
+            [("toolkit_exec", {"command": "pwd"})],
+        ),
+        ('{"name": "functions.toolkit_exec", "arguments": {}}', "", [("toolkit_exec", {})]),
+        (
+            '{"type": "function", '
+            '"function": {"name": "toolkit_file", "arguments": "{\\"p\\": 2}"}}',
+            "",
+            [("toolkit_file", {"p": 2})],
+        ),
+        (
+            '{"name": "toolkit_exec", "command": "ls -la"}',
+            "",
+            [("toolkit_exec", {"command": "ls -la"})],
+        ),
+        ('{"name": "toolkit_exec"}', "", [("toolkit_exec", {})]),
+        # sloppy JSON, a template token, a reply cut off by the output limit
+        (
+            "{'name': 'toolkit_exec', 'arguments': {'command': 'ls',},}",
+            "",
+            [("toolkit_exec", {"command": "ls"})],
+        ),
+        (f"{LS}<|im_end|>", "", [("toolkit_exec", {"command": "ls"})]),
+        (
+            '```json\n{"name": "toolkit_file", "arguments": {"action": "write", "content": "cu',
+            "",
+            [("toolkit_file", {"action": "write", "content": "cu"})],
+        ),
+        # a file whose content holds a fence does not end the block early
+        (
+            '```json\n{"name": "toolkit_file", "arguments": {"action": "write", "filename": '
+            '"R.md", "content": "# R\\n```sh\\nmake\\n```\\n"}}\n```',
+            "",
+            [
+                (
+                    "toolkit_file",
+                    {"action": "write", "filename": "R.md", "content": "# R\n```sh\nmake\n```\n"},
+                )
+            ],
+        ),
+        # reasoning printed inline before the reply is kept, and not counted as the lead-in
+        (
+            f"<think>\nThe user wants a file.\nI should write it.\n</think>\n\nOn it:\n{WRITE}",
+            "<think>\nThe user wants a file.\nI should write it.\n</think>\nOn it:",
+            [("toolkit_file", WRITE_ARGS)],
+        ),
+        # tags are call syntax: text may come before them
         (
             'Let me look.\n<tool_call>\n{"name": "toolkit_file", "arguments": {"path": "a"}}\n'
             "</tool_call>",
@@ -23,25 +122,16 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
             [("toolkit_file", {"path": "a"})],
         ),
         (
-            '<tool_call>{"name": "toolkit_file", "arguments": {"path": "a"}}</tool_call>\n'
-            '<tool_call>{"name": "toolkit_shell", "arguments": {"cmd": "ls"}}</tool_call>',
+            "The user wants the tests run. First I need the file list.\n"
+            "Then I can decide.\n\n"
+            f"<tool_call>\n{LS}\n</tool_call>\n<tool_call>\n{WRITE}\n</tool_call>\n",
+            "The user wants the tests run. First I need the file list.\nThen I can decide.",
+            [("toolkit_exec", {"command": "ls"}), ("toolkit_file", WRITE_ARGS)],
+        ),
+        (
+            '<function=toolkit_exec>{"command": "pwd"}</function>',
             "",
-            [("toolkit_file", {"path": "a"}), ("toolkit_shell", {"cmd": "ls"})],
-        ),
-        (
-            '```json\n{"name": "toolkit_file", "parameters": {"path": "b"}}\n```\nDone.',
-            "Done.",
-            [("toolkit_file", {"path": "b"})],
-        ),
-        (
-            'I will run {"tool": "toolkit_shell", "args": {"cmd": "ls"}} now.',
-            "I will run now.",
-            [("toolkit_shell", {"cmd": "ls"})],
-        ),
-        (
-            '<function=toolkit_shell>{"cmd": "pwd"}</function>',
-            "",
-            [("toolkit_shell", {"cmd": "pwd"})],
+            [("toolkit_exec", {"command": "pwd"})],
         ),
         (
             "<tool_call>\n<function=toolkit_file>\n<parameter=path>\nnotes.txt\n</parameter>\n"
@@ -50,31 +140,19 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
             [("toolkit_file", {"path": "notes.txt", "lines": [1, 2]})],
         ),
         (
-            '[{"name": "toolkit_file", "arguments": {"p": 1}}, {"name": "toolkit_shell"}]',
-            "",
-            [("toolkit_file", {"p": 1}), ("toolkit_shell", {})],
-        ),
-        (
-            '{"type": "function", '
-            '"function": {"name": "toolkit_file", "arguments": "{\\"p\\": 2}"}}',
-            "",
-            [("toolkit_file", {"p": 2})],
-        ),
-        (
-            # single quotes and a trailing comma inside the tag are repaired
             "<tool_call>{'name': 'toolkit_file', 'arguments': {'path': 'x',},}</tool_call>",
             "",
             [("toolkit_file", {"path": "x"})],
         ),
         (
-            # cut off by max_tokens: the open tag, string and objects are closed
             '<tool_call>{"name": "toolkit_file", "arguments": {"path": "cu',
             "",
             [("toolkit_file", {"path": "cu"})],
         ),
+        (f"<tool_call>{LS}</tool_call><|im_end|>", "", [("toolkit_exec", {"command": "ls"})]),
     ],
 )
-def test_text_tool_calls_are_recognised(content, text, expected):
+def test_calls_small_models_print_are_recognised(content, text, expected):
     remaining, calls = extract_text_tool_calls(content, TOOLS)
     assert remaining == text
     assert names_and_args(calls) == expected
@@ -90,30 +168,83 @@ def test_text_tool_calls_are_recognised(content, text, expected):
         '<tool_call>{"name": "unknown_tool", "arguments": {}}</tool_call>',
         "<function=other>{}</function>",
         'Config example: {"name": "demo", "port": 8080}',
+        '{"name": "demo", "port": 8080}',
         '{"a": 1} and {"b": [1, 2]}',
         "```json\n[1, 2, 3]\n```",
         "code: if (x) { return {y: 1}; }",
+        # a call inside a sentence
+        'I will run {"tool": "toolkit_exec", "args": {"command": "ls"}} now.',
+        f"Call {RM} to clean up.",
+        # a call followed by more text
+        f"```json\n{WRITE}\n```\nDone.",
+        f"{WRITE}\nThis replaces a.txt with the greeting.",
+        f"<tool_call>\n{RM}\n</tool_call>\nThen I will check that the build is gone.",
+        # documentation written for the user
+        "## Writing files\n\nTo write a file, call toolkit_file like this:\n\n"
+        f"```json\n{WRITE}\n```\n\nThe file is replaced, not appended to.",
+        "To clean the build, the agent sends:\n\n"
+        f"```json\n{RM}\n```\n\nand the directory is removed.",
+        # JSON in the middle of paragraphs; a fenced block among other text
+        f"First I checked the tests.\n\n{RM}\n\nAfter that the build folder is gone.",
+        f"Steps:\n1. Write the file:\n```json\n{WRITE}\n```\n2. Run `ls` to check.",
+        # a lead-in that introduces an example, or is more than one line
+        f"For example:\n```json\n{WRITE}\n```",
+        f"Here is an example call:\n{RM}",
+        f"Here's how to delete the build folder:\n```json\n{RM}\n```",
+        f"A call to toolkit_exec looks like this:\n{RM}",
+        f"e.g.\n{LS}",
+        f"I looked at the project.\nNow I'll write the file:\n```json\n{WRITE}\n```",
+        f"Call it as {{name}}:\n{LS}",
+        "Sure" + ", really" * 40 + f":\n{LS}",
+        "For example:\n<tool_call>\n" + RM + "\n</tool_call>",
+        f"<think>\nExplain it.\n</think>\nFor example:\n{RM}",
+        f"<think>\nok\n</think>\n{RM}\nThat removes the build.",
+        # tags inside code, or in the middle of a line
+        f"Qwen prints calls like this:\n```xml\n<tool_call>\n{RM}\n</tool_call>\n```",
+        f"Qwen prints `<tool_call>{RM}</tool_call>` when the server does not parse it.",
+        f"The model emits <tool_call>{RM}</tool_call> and the server runs it.",
+        'first <function=toolkit_exec>{"command": "a"}</function> then',
+        # not every block is a call
+        f"{LS}\n" + '{"note": "and this is data"}',
+        f"```json\n{LS}\n```\n```python\nprint('hi')\n```",
+        f"```python\n{LS}\n```",
+        f"<tool_call>\n{LS}\n</tool_call>\n<tool_call>\n" + '{"name": "nope"}' + "\n</tool_call>",
+        '[{"name": "toolkit_file", "arguments": {}}, {"name": "nope", "arguments": {}}]',
+        # a name close to a tool, but no call syntax
+        '{"name": "file", "size": 10}',
+        'Call {"name": "file", "arguments": {"action": "read"}} to read it.',
     ],
 )
-def test_text_without_known_calls_is_left_alone(content):
+def test_text_that_is_not_only_calls_is_left_alone(content):
     assert extract_text_tool_calls(content, TOOLS) == (content, [])
 
 
-def test_mixed_list_with_an_unknown_tool_is_not_taken_apart():
-    content = '[{"name": "toolkit_file", "arguments": {}}, {"name": "nope", "arguments": {}}]'
-    assert extract_text_tool_calls(content, TOOLS) == (content, [])
+@pytest.mark.parametrize(
+    ("content", "name"),
+    [
+        ('{"name": "file", "arguments": {"action": "read", "filename": "a"}}', "file"),
+        ('```json\n{"tool": "toolkit_files", "args": {"filename": "a"}}\n```', "toolkit_files"),
+        ('<tool_call>\n{"name": "write_file", "filename": "a"}\n</tool_call>', "write_file"),
+        ('<function=bash>{"command": "ls"}</function>', "bash"),
+        ('{"name": "functions.exec", "arguments": {"command": "ls"}}', "exec"),
+    ],
+)
+def test_a_call_to_a_name_close_to_a_tool_keeps_the_wrong_name(content, name):
+    # The executor answers it with the likely tool names; nothing runs on a guess.
+    remaining, calls = extract_text_tool_calls(content, TOOLS)
+    assert remaining == "" and [call.name for call in calls] == [name]
 
 
 def test_no_tools_means_no_calls():
-    content = '<tool_call>{"name": "toolkit_file", "arguments": {}}</tool_call>'
+    content = f"<tool_call>{LS}</tool_call>"
     assert extract_text_tool_calls(content, []) == (content, [])
 
 
-def test_calls_come_back_in_text_order_across_styles():
+def test_tags_and_function_tags_come_back_in_order():
     content = (
-        'first <function=toolkit_shell>{"cmd": "a"}</function> then\n'
+        'Checking.\n<function=toolkit_exec>{"command": "a"}</function>\n'
         '<tool_call>{"name": "toolkit_file", "arguments": {"path": "b"}}</tool_call>'
     )
     remaining, calls = extract_text_tool_calls(content, TOOLS)
-    assert [c.name for c in calls] == ["toolkit_shell", "toolkit_file"]
-    assert remaining == "first then"
+    assert [c.name for c in calls] == ["toolkit_exec", "toolkit_file"]
+    assert remaining == "Checking."

@@ -1,0 +1,97 @@
+"""Small-model habits through the whole turn loop, against the scripted model server: calls
+printed as text, a missing ``action``, wrong tool names, and JSON that is only an explanation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from tea_agent_mini.config import load_config
+from tea_agent_mini.runtime import Runtime
+from tea_agent_mini.types import Done, Notice, ToolCallStart, ToolResult
+from tests.fakes.background import turn_requests
+from tests.fakes.scripted_server import Reply
+
+
+def run_turn(text: str):
+    async def go():
+        runtime = Runtime(load_config())
+        try:
+            session = runtime.session()
+            events = [e async for e in session.run_turn(text)]
+            return events, runtime.store.messages.list(session.topic_id)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(go())
+
+
+def fenced(call: dict, lead_in: str = "") -> str:
+    block = f"```json\n{json.dumps(call)}\n```"
+    return f"{lead_in}\n{block}" if lead_in else block
+
+
+def test_a_fenced_call_without_action_writes_the_file(model_config, scripted_server, workspace):
+    call = {"name": "toolkit_file", "arguments": {"filename": "hello.txt", "content": "hi\n"}}
+    scripted_server.push(
+        Reply(text=fenced(call, "Sure, I'll create the file:")),
+        Reply(text="Created hello.txt."),
+    )
+    events, history = run_turn("create hello.txt saying hi")
+    assert (workspace / "hello.txt").read_text() == "hi\n"
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.ok and result.output == "created 3 bytes in hello.txt"
+    assert any(isinstance(e, Notice) and e.kind == "text_tools" for e in events)
+    assert isinstance(events[-1], Done) and events[-1].text == "Created hello.txt."
+    # the lead-in stays the assistant's text; the call is stored as a real call
+    assert history[1].content == "Sure, I'll create the file:"
+    assert [c.name for c in history[1].tool_calls] == ["toolkit_file"]
+    second = turn_requests(scripted_server)[1]["messages"]
+    assert second[-1]["role"] == "tool" and second[-1]["content"] == result.output
+
+
+def test_documentation_with_json_runs_nothing(model_config, scripted_server, workspace):
+    write = {"name": "toolkit_file", "arguments": {"action": "write", "filename": "x.txt"}}
+    rm = {"name": "toolkit_exec", "arguments": {"command": "rm -rf *"}}
+    answer = (
+        "## Calling tools\n\nTo write a file the agent sends:\n\n"
+        f"{fenced(write)}\n\nand to run a command, for example `{json.dumps(rm)}`.\n\n"
+        "Both run in the workspace."
+    )
+    (workspace / "keep.txt").write_text("still here")
+    scripted_server.push(Reply(text=answer))
+    events, history = run_turn("how do tool calls look?")
+    assert not any(isinstance(e, (ToolCallStart, ToolResult)) for e in events)
+    assert isinstance(events[-1], Done) and events[-1].text == answer
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert not history[1].tool_calls
+    assert (workspace / "keep.txt").exists() and not (workspace / "x.txt").exists()
+    assert len(turn_requests(scripted_server)) == 1
+
+
+def test_a_wrong_tool_name_twice_stops_with_the_right_name(
+    model_config, scripted_server, workspace
+):
+    call = {"name": "write_file", "arguments": {"filename": "a.txt", "content": "x"}}
+    scripted_server.push(*[Reply(text=json.dumps(call)) for _ in range(4)])
+    events, history = run_turn("write a.txt")
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [r.ok for r in results] == [False, False]  # nothing ran on a guess
+    assert "Did you mean: toolkit_file?" in (results[0].error or "")
+    assert not (workspace / "a.txt").exists()
+    done = events[-1]
+    assert isinstance(done, Done) and done.finish_reason == "loop"
+    assert "write_file failed 2 times" in done.text and "exact names" in done.text
+    assert len(turn_requests(scripted_server)) == 2
+
+
+def test_a_text_call_the_model_explains_afterwards_is_only_text(
+    model_config, scripted_server, workspace: Path
+):
+    call = {"name": "toolkit_exec", "arguments": {"command": "touch made.txt"}}
+    answer = f"{json.dumps(call)}\nThis command would create made.txt."
+    scripted_server.push(Reply(text=answer))
+    events, _ = run_turn("how would you create made.txt?")
+    assert isinstance(events[-1], Done) and events[-1].text == answer
+    assert not (workspace / "made.txt").exists()
