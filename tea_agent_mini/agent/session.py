@@ -128,7 +128,6 @@ class _Turn:
             except ConfigError as exc:
                 yield _config_error(exc)
                 return
-            tool_names = [t["function"]["name"] for t in tools]
             completion: Completion | None = None
             async for event in self._call_model(tools, history):
                 if isinstance(event, Completion):
@@ -143,7 +142,9 @@ class _Turn:
                 yield completion.usage
             content, calls = completion.content, list(completion.tool_calls)
             if not calls and tools and content:
-                content, calls = extract_text_tool_calls(content, tool_names)
+                # any installed tool: the request offers a selection, the executor runs them all
+                installed = self.s.executor.toolkit.names()
+                content, calls = extract_text_tool_calls(content, installed)
                 if calls:
                     yield Notice(
                         f"model wrote {len(calls)} tool call(s) as text", kind="text_tools"
