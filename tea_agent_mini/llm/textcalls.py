@@ -49,6 +49,8 @@ _EXAMPLE = re.compile(
     r"|looks? like|would look|here is|here's|here are)\b|\be\.g\.",
     re.I,
 )
+_EMPTY_TOOLS = re.compile(r"<tools>\s*</tools>\s*")
+_TOOLS_TAG = re.compile(r"<(/?)tools>")
 _THINK = re.compile(r"\s*<think>.*?</think>\s*", re.S)
 _LEAD_IN_MAX = 200
 _BLOCK_STARTS = ("{", "[", "```")
@@ -67,8 +69,21 @@ def extract_text_tool_calls(
     names = ToolNames(frozenset(tool_names))
     if not content or not names.known:
         return content, []
-    found = _tag_calls(content, names) or _reply_calls(content, names)
+    text = _normalise(content)
+    found = _tag_calls(text, names) or _reply_calls(text, names)
     return found or (content, [])
+
+
+def _normalise(content: str) -> str:
+    """Undo two slips of small Qwen models that echo their chat template: ``<tools>`` (the tag
+    that lists the schemas) used for ``<tool_call>``, often as an empty pair before the call, and
+    a call in doubled braces (``{{"name": ...}}``, as in a template's escaped example)."""
+    text = _EMPTY_TOOLS.sub("", content)
+    text = _TOOLS_TAG.sub(lambda m: "</tool_call>" if m.group(1) else "<tool_call>", text)
+    stripped = text.strip()
+    if stripped.startswith("{{") and stripped.endswith("}}"):
+        return stripped[1:-1]
+    return text
 
 
 def _tag_calls(content: str, names: ToolNames) -> _Found | None:

@@ -150,6 +150,14 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
             [("toolkit_file", {"path": "cu"})],
         ),
         (f"<tool_call>{LS}</tool_call><|im_end|>", "", [("toolkit_exec", {"command": "ls"})]),
+        # Qwen 1.5B echoing its template: the schemas' <tools> tag, doubled braces
+        (f"<tools></tools> {{{LS}}}", "", [("toolkit_exec", {"command": "ls"})]),
+        (f"<tools>\n{LS}\n</tools>", "", [("toolkit_exec", {"command": "ls"})]),
+        (
+            '{{"name": "toolkit_grep", "arguments": {"pattern": "heron", "glob": None}}}',
+            "",
+            [("toolkit_grep", {"pattern": "heron", "glob": None})],
+        ),
     ],
 )
 def test_calls_small_models_print_are_recognised(content, text, expected):
@@ -213,6 +221,7 @@ def test_calls_small_models_print_are_recognised(content, text, expected):
         # a name close to a tool, but no call syntax
         '{"name": "file", "size": 10}',
         'Call {"name": "file", "arguments": {"action": "read"}} to read it.',
+        f"Templates escape braces: {{{LS}}} renders as a call.",
     ],
 )
 def test_text_that_is_not_only_calls_is_left_alone(content):
