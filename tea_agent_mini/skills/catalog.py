@@ -10,8 +10,8 @@ from tea_agent_mini.skills.loader import Skill
 
 TOOL_NAME = "toolkit_skills"
 MAX_PROMPT_DESCRIPTION = 400
-# A skill joins a turn's context only on a clear match: a hit in the body alone, or one common
-# word in a description, is not enough.
+# A skill joins a turn's context only on a clear match: two or more words of the message in its
+# name, triggers, tags or description ("door code" is not about code review).
 MIN_RELEVANT_SCORE = 5.0
 # Where a query word was found, and how much that says about the skill.
 _WEIGHTS = (("name", 6.0), ("triggers", 4.0), ("tags", 4.0), ("description", 3.0), ("body", 1.0))
@@ -39,7 +39,8 @@ def relevant_skills_section(
     whether or not one fits."""
     found = search_skills(skills, query, limit) if query.strip() else []
     floor = max(MIN_RELEVANT_SCORE, found[0].score * 0.5) if found else 0.0
-    matches = [m for m in found if m.score >= floor]
+    terms = query_terms(query)
+    matches = [m for m in found if m.score >= floor and _words_matched(m.skill, terms) > 1]
     if not matches:
         return ""
     lines = [
@@ -48,6 +49,18 @@ def relevant_skills_section(
     ]
     lines += [f"- {m.skill.name}: {one_line(m.skill.description, 200)}" for m in matches]
     return "\n".join(lines)
+
+
+def _words_matched(skill: Skill, terms: list[str]) -> int:
+    """How many of ``terms`` the skill's name, triggers, tags or description contain."""
+    text = " ".join([skill.name.replace("-", " "), *skill.triggers, *skill.tags, skill.description])
+    words = set(_WORD_RE.findall(text.lower()))
+    # stricter than search: "read" must not find "readability"
+    return sum(
+        1
+        for term in terms
+        if term in words or (len(term) >= 5 and any(w.startswith(term) for w in words))
+    )
 
 
 @dataclass(frozen=True)

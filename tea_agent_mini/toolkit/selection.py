@@ -53,6 +53,7 @@ MAX_TOPIC_TOOLS = 24  # beyond this the oldest additions leave the set
 RELEVANT_LIMIT = 4  # tools added for one message at most
 MIN_SCORE = 5.0  # a tool must match a distinctive word of the message, or several weak ones
 RELATIVE_FLOOR = 0.5
+SINGLE_WORD_SCORE = 8.0  # what one matching word must score alone ("weather", "email")
 STEM = 5
 _NAME_WEIGHT = 3.0
 _PARAM_WEIGHT = 0.5  # parameter names and enum values: the verbs a tool offers
@@ -88,8 +89,10 @@ class ToolIndex:
         query = _stems(text)
         matches = []
         for name, weights in self.terms.items():
-            score = sum(weights[t] * self.idf[t] for t in query if t in weights)
-            if score >= min_score:
+            hits = [weights[t] * self.idf[t] for t in query if t in weights]
+            score = sum(hits)
+            # one shared word ("code", "read") is a coincidence unless it is a rare name word
+            if score >= min_score and (len(hits) > 1 or score >= SINGLE_WORD_SCORE):
                 matches.append(ToolMatch(name, round(score, 3)))
         matches.sort(key=lambda m: (-m.score, m.name))
         floor = matches[0].score * RELATIVE_FLOOR if matches else 0.0

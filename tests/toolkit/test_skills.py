@@ -248,6 +248,8 @@ def test_a_turn_names_only_the_skills_that_fit_it(home):
     assert "SECRET BODY" not in section and "code-review" not in section
     assert relevant_skills_section(skills, "what's the weather like?", 3) == ""
     assert relevant_skills_section([], "cut a release", 3) == ""
+    # one shared word is a coincidence: "door code" is not a code review
+    assert relevant_skills_section(skills, "tell me the warehouse door code", 3) == ""
 
 
 def test_a_turn_names_at_most_the_limit(home):
