@@ -177,11 +177,17 @@ def _context_levels(db: Database) -> None:
     )
 
 
+def _user_turns(db: Database) -> None:
+    # the start of the last n user turns without walking the topic (messages.recent_turns)
+    db.execute("CREATE INDEX messages_user_turns ON messages (topic_id, id) WHERE role = 'user'")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
     (3, "tasks", _tasks),
     (4, "context_levels", _context_levels),
+    (5, "user_turns", _user_turns),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 
