@@ -212,6 +212,12 @@ class MemoryManager:
         """:meth:`select_for_turn` formatted for the system prompt ("" when nothing is kept)."""
         return format_for_prompt(self.select_for_turn(query))
 
+    def warm(self) -> None:
+        """Load what the first selection after a start reads (the vectors' codes, the keyword
+        backend) now, e.g. in a worker thread while the user is still typing."""
+        self.repo.codes.current(self.vectors.model)
+        _ = self.repo.uses_fts
+
     def stats(self) -> MemoryStats:
         stats = self.repo.stats(self.clock())
         return dataclasses.replace(stats, embedder=self.vectors.model)

@@ -126,3 +126,16 @@ def test_a_new_memory_and_a_forgotten_one_show_in_the_next_selection(store):
     manager.forget(added.id)
     assert added.id not in [m.id for m in manager.select_for_turn(query)]
     assert added.id not in [m.id for m, _ in manager.search(query)]
+
+
+def test_warming_up_loads_the_codes_before_the_first_turn(store):
+    manager = MemoryManager(store, LocalEmbedder(64), clock=lambda: NOW)
+    fill(manager, 50)
+    fresh = MemoryManager(store, LocalEmbedder(64), clock=lambda: NOW)
+    store.memories.codes.reset()
+    fresh.warm()
+    statements: list[str] = []
+    store.db._conn.set_trace_callback(statements.append)
+    fresh.select_for_turn("database backup")
+    store.db._conn.set_trace_callback(None)
+    assert not any("embedding_code FROM" in sql for sql in statements)
