@@ -8,7 +8,7 @@ Skills come from three places, later ones overriding earlier ones by name:
 2. ``<home>/skills/`` (``~/.tea_agent/skills``: the user's and the agent's own skills),
 3. ``<workspace>/.tea_agent/skills/`` (project skills).
 
-    catalog = load_skills(home, workspace)
+    catalog = load_skills(home, workspace)   # or cached_skills(...): parsed again only on change
     prompt_section = skills_prompt_section(catalog.skills.values())   # names + descriptions (L0)
     body = catalog.get("code-review").body                           # loaded on demand
 """
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .authoring import create_skill
+    from .cache import SkillsCache, cached_skills
     from .catalog import search_skills, skills_prompt_section
     from .loader import Skill, SkillCatalog, SkillProblem, load_skills, parse_skill
 
@@ -27,6 +28,8 @@ __all__ = [
     "Skill",
     "SkillCatalog",
     "SkillProblem",
+    "SkillsCache",
+    "cached_skills",
     "create_skill",
     "load_skills",
     "parse_skill",
@@ -43,6 +46,8 @@ _HOMES = {
     "search_skills": "catalog",
     "skills_prompt_section": "catalog",
     "create_skill": "authoring",
+    "SkillsCache": "cache",
+    "cached_skills": "cache",
 }
 
 
