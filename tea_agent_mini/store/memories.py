@@ -210,15 +210,18 @@ class MemoryRepository:
         pinned: bool | None = None,
         tag: str | None = None,
         include_inactive: bool = False,
+        include_expired: bool = False,
         now: float | None = None,
     ) -> builtins.list[Memory]:
         """Memories, strongest priority first, then most recently updated.
 
-        Active ones only unless ``include_inactive`` (then soft-deleted and expired ones too).
-        ``limit=None`` returns every match.
+        Active ones only, unless ``include_expired`` (expired ones too) or ``include_inactive``
+        (soft-deleted and expired ones too). ``limit=None`` returns every match.
         """
         where: builtins.list[str] = [] if include_inactive else [_ACTIVE]
         params: builtins.list[Any] = [] if include_inactive else [_now(now)]
+        if include_expired and not include_inactive:
+            where, params = ["m.deleted_at IS NULL"], []
         if category is not None:
             where.append("m.category = ?")
             params.append(category)
@@ -302,16 +305,6 @@ class MemoryRepository:
         """Changes whenever a write commits, here or through another connection to the file."""
         row = self._db.query_one("PRAGMA data_version")
         return (int(row[0]) if row else 0, self._writes)
-
-    def all_with_vectors(
-        self, model: str | None = None, now: float | None = None
-    ) -> builtins.list[Memory]:
-        """Active memories that carry a vector (of ``model`` when given)."""
-        return [
-            m
-            for m in self.active(now)
-            if m.embedding is not None and (model is None or m.embedding_model == model)
-        ]
 
     def keyword_scores(
         self, query: str, limit: int = 100, now: float | None = None

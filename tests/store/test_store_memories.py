@@ -126,6 +126,10 @@ def test_expired_memories_leave_the_active_set(store):
     assert soon.id not in {m.id for m in store.memories.active(T0 + 2 * DAY)}
     assert soon.id in {m.id for m in store.memories.active(T0)}  # time may go back in tests
     assert store.memories.find_by_hash(soon.content_hash, now=T0 + 2 * DAY) is None
+    gone = store.memories.add("forgotten", now=T0)
+    store.memories.soft_delete(gone.id)
+    later = store.memories.list(include_expired=True, now=T0 + 2 * DAY)
+    assert soon.id in {m.id for m in later} and gone.id not in {m.id for m in later}
 
 
 def test_find_by_hash_ignores_case_and_spacing(store):
@@ -149,7 +153,7 @@ def test_set_embedding_and_needing_embedding(store):
     assert [m.id for m in store.memories.needing_embedding("new", 10)] == [bare.id, old.id]
     assert store.memories.set_embedding(bare.id, [0.5, 0.5], "new")
     assert [m.id for m in store.memories.needing_embedding("new", 10)] == [old.id]
-    assert {m.id for m in store.memories.all_with_vectors("new")} == {bare.id, current.id}
+    assert set(store.memories.codes.current("new").ids) == {bare.id, current.id}
     assert store.memories.get(bare.id).embedding_dim == 2
 
 
