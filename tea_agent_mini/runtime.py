@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .mcp.manager import McpManager
     from .memory.manager import MemoryManager
     from .scheduler.runner import SchedulerRunner
+    from .skills.cache import SkillsCache
     from .store import Store
     from .toolkit.registry import Toolkit
     from .toolkit.selection import ToolMenu
@@ -100,6 +101,13 @@ class Runtime:
         return MemoryManager.from_config(self.store, self.config, cheap)
 
     @functools.cached_property
+    def skills(self) -> SkillsCache:
+        """The skills of home and workspace, parsed again only when a SKILL.md changes."""
+        from .skills.cache import SkillsCache
+
+        return SkillsCache(self.config.home, self.config.workspace)
+
+    @functools.cached_property
     def background(self) -> BackgroundWorker:
         """The one worker for follow-up jobs (titles, summaries, memory extraction)."""
         from .agent.background import BackgroundWorker
@@ -157,7 +165,7 @@ class Runtime:
         llm = self.main_llm  # raises ConfigError first when no model is configured
         if topic_id is None:
             topic_id = self.store.topics.create(profile=self.config.profile).id
-        elif self.store.topics.get(topic_id) is None:
+        elif not self.store.topics.exists(topic_id):
             raise ConfigError(f"no topic with id {topic_id!r}")
         executor = ToolExecutor(
             self.toolkit,
@@ -241,12 +249,11 @@ class Runtime:
         from .context.block import time_line
         from .context.resume import unfinished_work_section
         from .skills.catalog import relevant_skills_section
-        from .skills.loader import load_skills
         from .toolkit.modes import mode_prompt_section
 
         budget = SECTION_BUDGETS[profile]
         memories = self.memory.prompt_block(query) if query else ""
-        skills = load_skills(self.config.home, self.config.workspace).skills.values()
+        skills = self.skills.catalog().skills.values()
         return [
             _cap_lines(memories, budget.memory_chars),
             relevant_skills_section(skills, query, budget.skills),
@@ -281,7 +288,7 @@ class Runtime:
         memory = self.__dict__.pop("memory", None)
         if memory is not None:
             memory.close()
-        for name in ("planner", "tool_menu"):  # built from the old profile's settings
+        for name in ("planner", "tool_menu", "skills"):  # built from the old profile's settings
             self.__dict__.pop(name, None)
         self.config = config
 

@@ -13,10 +13,21 @@ import sys
 import threading
 from array import array
 from collections.abc import Hashable, Iterable, Sequence
-from itertools import compress, repeat
-from operator import add, ge, itemgetter, mul, sub, truediv
+from itertools import compress, islice, repeat
+from operator import add, eq, ge, gt, itemgetter, mul, sub, truediv, xor
+from typing import Any
 
-__all__ = ["VectorIndex", "cosine", "dot", "normalize", "pack", "top_k", "unpack"]
+__all__ = [
+    "VectorIndex",
+    "cosine",
+    "dot",
+    "nearest_codes",
+    "normalize",
+    "pack",
+    "sign_code",
+    "top_k",
+    "unpack",
+]
 
 _BIG_ENDIAN = sys.byteorder == "big"
 _sumprod = getattr(math, "sumprod", None)  # Python 3.12+
@@ -43,6 +54,40 @@ def unpack(blob: bytes) -> array:
     if _BIG_ENDIAN:
         arr.byteswap()
     return arr
+
+
+# The sign bit of a little-endian float32 is the top bit of its fourth byte.
+_SIGN_DIGITS = bytes.maketrans(bytes(range(256)), b"0" * 128 + b"1" * 128)
+
+
+def sign_code(blob: bytes) -> bytes:
+    """One bit a component of a :func:`pack` BLOB, set where the component is negative.
+
+    Bit ``i`` of ``int.from_bytes(code, "little")`` is component ``i``. Two vectors' codes
+    differ in few bits when the vectors point the same way, so XOR and ``int.bit_count`` rank
+    a whole store in C before the few best are scored exactly (see :func:`nearest_codes`).
+    """
+    if not blob or len(blob) % 4:
+        raise ValueError(f"vector blob length {len(blob)} is not a positive multiple of 4 bytes")
+    digits = blob[3::4].translate(_SIGN_DIGITS)[::-1]  # component 0 becomes the lowest bit
+    return int(digits, 2).to_bytes((len(blob) // 4 + 7) // 8, "little")
+
+
+def nearest_codes(code: int, codes: Sequence[int], m: int) -> list[int]:
+    """The positions in ``codes`` of the ``m`` codes closest to ``code`` in Hamming distance,
+    in position order (ties at the cut-off go to the earlier positions)."""
+    n = len(codes)
+    if m >= n:
+        return list(range(n))
+    if m <= 0:
+        return []
+    distances = list(map(int.bit_count, map(xor, repeat(code, n), codes)))
+    cut = heapq.nsmallest(m, distances)[-1]
+    below = list(compress(range(n), map(gt, repeat(cut, n), distances)))
+    at_cut = compress(range(n), map(eq, repeat(cut, n), distances))
+    below.extend(islice(at_cut, m - len(below)))
+    below.sort()
+    return below
 
 
 def normalize(vec: Iterable[float]) -> list[float]:
@@ -177,7 +222,8 @@ class VectorIndex:
             if slot is None:
                 return False
             last = len(self._keys) - 1
-            for column in (self._keys, self._seq, *self._columns()):
+            columns: tuple[list[Any], ...] = (self._keys, self._seq, *self._columns())
+            for column in columns:
                 column[slot] = column[last]
                 column.pop()
             if slot != last:

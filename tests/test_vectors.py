@@ -250,3 +250,45 @@ def test_index_first_pass_prunes_most_vectors():
     index, _ = build_index(random_vectors(2000, 64))
     query = tuple(normalize(random_vectors(1, 64, seed=8)[0]))
     assert len(list(index._candidates(query, 10, -math.inf))) < 200
+
+
+# -- sign codes -------------------------------------------------------------------------------
+
+
+def test_sign_code_sets_a_bit_for_each_negative_component():
+    vec = [0.5, -0.25, 0.0, -0.0, -3.0, 1.0, 2.0, -1.0, 0.1, -0.1]
+    code = int.from_bytes(vectors.sign_code(pack(vec)), "little")
+    assert [bool(code >> i & 1) for i in range(len(vec))] == [math.copysign(1, x) < 0 for x in vec]
+    assert len(vectors.sign_code(pack(vec))) == 2  # ten bits in two bytes
+    for dim in (1, 8, 9, 256, 1536):
+        rng = random.Random(dim)
+        vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+        code = int.from_bytes(vectors.sign_code(pack(vec)), "little")
+        assert code == sum(1 << i for i, x in enumerate(vec) if x < 0)
+
+
+@pytest.mark.parametrize("blob", [b"", b"\x00" * 6])
+def test_sign_code_rejects_what_is_not_a_vector(blob):
+    with pytest.raises(ValueError, match="multiple of 4"):
+        vectors.sign_code(blob)
+
+
+def test_nearest_codes_are_the_closest_in_hamming_distance():
+    rng = random.Random(3)
+    codes = [rng.getrandbits(64) for _ in range(500)]
+    query = rng.getrandbits(64)
+    distance = [(query ^ code).bit_count() for code in codes]
+    found = vectors.nearest_codes(query, codes, 40)
+    assert found == sorted(found) and len(found) == 40
+    worst_in = max(distance[i] for i in found)
+    assert all(distance[i] >= worst_in for i in set(range(500)) - set(found))
+    assert sorted(distance[i] for i in found) == sorted(distance)[:40]
+
+
+def test_nearest_codes_ties_and_bounds():
+    codes = [0b11, 0b01, 0b10, 0b00, 0b01]
+    assert vectors.nearest_codes(0b00, codes, 1) == [3]
+    assert vectors.nearest_codes(0b00, codes, 2) == [1, 3]  # a tie: the earlier one
+    assert vectors.nearest_codes(0b00, codes, 9) == [0, 1, 2, 3, 4]
+    assert vectors.nearest_codes(0b00, codes, 0) == []
+    assert vectors.nearest_codes(0b00, [], 3) == []

@@ -90,7 +90,11 @@ class Session:
         return self.executor.toolkit.openai_tools()
 
     def read_history(self) -> list[Message]:
-        return self.store.messages.list(self.topic_id)
+        """What a request can hold of the topic: its last turns (older ones reach the model as
+        L2 pairs and the L3 summary), read through an index however long the topic is."""
+        from ..context.history import RECENT_TURNS
+
+        return self.store.messages.recent_turns(self.topic_id, RECENT_TURNS)
 
     def _save(self, message: Message) -> Message:
         return self.store.messages.add(self.topic_id, message)

@@ -23,7 +23,7 @@ from ..types import Message
 from .budget import ContextWindow, fit_window, window_limit
 from .history import FULL_TOOL_TURNS, RECENT_TURNS, recent_messages, to_request
 from .pairs import files_touched
-from .records import ContextRecords, TopicSummary, TurnPair
+from .records import REQUEST_PAIRS, ContextRecords, TopicSummary, TurnPair
 from .relevance import InjectedPair, select_pairs
 from .summary import render_summary
 
@@ -63,7 +63,7 @@ class ContextInputs:
 def load_levels(store: Store, topic_id: str) -> tuple[list[TurnPair], TopicSummary | None]:
     """The topic's L2 ring and L3 summary."""
     records = ContextRecords(store.db)
-    return records.pairs(topic_id), records.summary(topic_id)
+    return records.pairs(topic_id, limit=REQUEST_PAIRS), records.summary(topic_id)
 
 
 def build_window(inputs: ContextInputs) -> ContextWindow:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..store.database import Database
 
-__all__ = ["ContextRecords", "ToolUse", "TopicSummary", "TurnPair"]
+__all__ = ["REQUEST_PAIRS", "ContextRecords", "ToolUse", "TopicSummary", "TurnPair"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class TopicSummary:
     last_error: str = ""
 
 
+REQUEST_PAIRS = 100  # twice summary.RING_LIMIT: every pair a working ring holds, and a cap
 _PAIR_COLUMNS = (
     "id, user_message_id, answer_message_id, user_text, answer_text, thinking, files, tools, "
     "terms, created_at"
@@ -90,13 +91,21 @@ class ContextRecords:
 
     # -- L2 pairs ----------------------------------------------------------------------------
 
-    def pairs(self, topic_id: str) -> list[TurnPair]:
-        """The topic's ring, oldest first."""
-        rows = self._db.query(
-            f"SELECT {_PAIR_COLUMNS} FROM context_pairs WHERE topic_id = ? "
-            "ORDER BY user_message_id",
-            (topic_id,),
-        )
+    def pairs(self, topic_id: str, limit: int | None = None) -> list[TurnPair]:
+        """The topic's ring, oldest first; ``limit`` keeps the newest n.
+
+        The ring stays near ``summary.RING_LIMIT`` pairs only while summaries succeed (without
+        a cheap model, or while it fails, it keeps growing), so a request reads a bounded
+        ``limit`` (:data:`REQUEST_PAIRS`) through the (topic_id, user_message_id) index.
+        """
+        sql = f"SELECT {_PAIR_COLUMNS} FROM context_pairs WHERE topic_id = ? "
+        if limit is None:
+            rows = self._db.query(sql + "ORDER BY user_message_id", (topic_id,))
+        else:
+            rows = self._db.query(
+                sql + "ORDER BY user_message_id DESC LIMIT ?", (topic_id, max(0, int(limit)))
+            )
+            rows.reverse()
         return [_pair(row) for row in rows]
 
     def count(self, topic_id: str) -> int:

@@ -85,11 +85,10 @@ class TurnPlanner:
         from ..toolkit.selection import enable_tools, topic_tools, used_tools
 
         settings = self.settings
-        topic = self.store.topics.get(topic_id)
         system = build_system_prompt(
             PromptParts(
                 workspace=settings.workspace,
-                topic_prompt=topic.system_prompt if topic else None,
+                topic_prompt=self.store.topics.system_prompt(topic_id),
                 approval=settings.approval,
                 profile=settings.profile,
             )

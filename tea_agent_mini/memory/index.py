@@ -1,4 +1,12 @@
-"""Memory vectors: an in-memory index kept in step with the store, and lazy re-embedding.
+"""Memory vectors: search over every active memory that stays cheap, and lazy re-embedding.
+
+Search runs in two passes: the sign codes of every memory's vector (one bit a component, kept
+in memory by ``store.memory_codes`` and loaded from an index at start) rank the whole store in a
+few milliseconds, then the ``rerank`` closest, and the keyword matches, are scored exactly from
+their stored vectors. Up to ``rerank`` memories every one is scored exactly; beyond, a memory
+the codes rank outside the ``rerank`` best and that shares no keyword with the query can be
+missed. Sign codes suit dense vectors (remote embedders) well and the sparse ones of the local
+embedder (hashed words) poorly, which is why the keyword matches join.
 
 Vectors record the model that made them. When the configured embedder changes, old vectors are
 not thrown away at once: each search re-embeds a bounded batch (``refresh``), so the first turn
@@ -9,11 +17,13 @@ current model are compared; a memory waiting for its new vector is still found b
 from __future__ import annotations
 
 import logging
-import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter, mul
 
 from ..errors import LLMError
-from ..store.memories import Memory, MemoryRepository
-from ..vectors import VectorIndex, unpack
+from ..store.memories import MemoryRepository
+from ..vectors import dot, normalize, pack, sign_code, unpack
 from .embedder import Embedder
 from .embedding import embed_texts
 
@@ -22,13 +32,14 @@ __all__ = ["MemoryVectors"]
 log = logging.getLogger(__name__)
 
 REEMBED_BATCH = 64
+RERANK = 256
 
 
 class MemoryVectors:
     """Embeds texts, re-embeds stale memories, and answers cosine top-k over active memories.
 
-    The index survives between calls and is updated incrementally (a memory's vector is re-read
-    only when its content hash changed), which keeps per-turn selection cheap. Thread-safe.
+    Holds no index of its own: the codes live in the repository (shared by every manager on the
+    store) and the exact vectors are read for the candidates only. Thread-safe.
     """
 
     def __init__(
@@ -38,6 +49,7 @@ class MemoryVectors:
         *,
         reembed_batch: int = REEMBED_BATCH,
         reembed: bool = True,
+        rerank: int = RERANK,
     ) -> None:
         self._repo = repo
         self.embedder = embedder
@@ -45,11 +57,9 @@ class MemoryVectors:
         # False: only memories without any vector get one; vectors of other models stay (for a
         # stand-in embedder that must not undo what the configured one made)
         self._reembed = reembed
-        self._lock = threading.Lock()
-        self._index: VectorIndex | None = None
-        self._index_model = ""
-        self._known: dict[int, str] = {}  # memory id -> content hash of the indexed vector
-        self._synced: list[Memory] | None = None  # the list the index was last synced with
+        self._rerank = max(1, rerank)
+        # (model, store version) when no memory needed a vector: nothing to look for until then
+        self._clean: tuple[str, tuple[int, int]] | None = None
 
     @property
     def model(self) -> str:
@@ -64,25 +74,23 @@ class MemoryVectors:
             log.warning("embedding %d text(s) failed: %s", len(texts), exc)
             return None
 
-    def refresh(self, now: float | None = None, memories: list[Memory] | None = None) -> int:
+    def refresh(self, now: float | None = None) -> int:
         """Give up to one batch of active memories a vector of the current model.
 
-        ``memories``, when given, must be every active memory (``MemoryRepository.active``);
-        the stale ones are then found without a query. Memories with no vector at all are done
-        first. When the embedder answers from its fallback (remote endpoint down), only
-        memories without any vector take those vectors; the others keep theirs until the
-        endpoint is back. Returns how many were stored.
+        Memories with no vector at all are done first. When the embedder answers from its
+        fallback (remote endpoint down), only memories without any vector take those vectors;
+        the others keep theirs until the endpoint is back. Returns how many were stored. Once
+        nothing needs a vector, later calls cost one query until the store changes.
         """
         model = self.model
-        if memories is None:
-            stale = self._repo.needing_embedding(model, self._batch, now)
-        else:
-            stale = [m for m in memories if m.embedding is None or m.embedding_model != model]
-            stale.sort(key=lambda m: (m.embedding is not None, m.id))
-            del stale[self._batch :]
+        version = self._repo.version()
+        if self._clean == (model, version):
+            return 0
+        stale = self._repo.needing_embedding(model, self._batch, now)
         if not self._reembed:
             stale = [memory for memory in stale if memory.embedding is None]
         if not stale:
+            self._clean = (model, version)
             return 0
         result = self.embed([memory.content for memory in stale])
         if result is None:
@@ -97,14 +105,18 @@ class MemoryVectors:
         return stored
 
     def search(
-        self, query: str, memories: list[Memory], k: int, min_score: float | None = None
+        self,
+        query: str,
+        k: int,
+        min_score: float | None = None,
+        now: float | None = None,
+        also: Iterable[int] = (),
     ) -> list[tuple[float, int]]:
-        """The ``k`` memories closest to ``query``: ``(cosine, memory id)``, best first.
+        """The ``k`` active memories closest to ``query``: ``(cosine, memory id)``, best first
+        (ties: lower id first). Empty when the query cannot be embedded with the current model.
 
-        ``memories`` must be every active memory (the index drops those not in it); passing
-        the very list of the previous call (``MemoryRepository.active`` returns the same
-        list while nothing changed) skips the sync. Empty when the query cannot be embedded
-        with the current model.
+        ``also`` are memories to score exactly whatever their codes say, e.g. the keyword
+        matches: with the local embedder (hashed words) they hold most of the best matches.
         """
         if k <= 0 or not query.strip():
             return []
@@ -115,39 +127,48 @@ class MemoryVectors:
         if used != self.model:
             log.debug("query embedded by %s, memories by %s: no vector scores", used, self.model)
             return []
-        with self._lock:
-            index = self._sync(memories, used)
-            if index is None or index.dim != len(vector):
-                return []
-            return [(score, int(key)) for score, key in index.search(vector, k, min_score)]
+        return self.nearest(vector, k, min_score, now, also)
+
+    def nearest(
+        self,
+        vector: Sequence[float],
+        k: int,
+        min_score: float | None = None,
+        now: float | None = None,
+        also: Iterable[int] = (),
+    ) -> list[tuple[float, int]]:
+        """Like :meth:`search`, for a vector of the current model."""
+        query = normalize(vector)
+        codes = self._repo.codes.current(self.model)
+        candidates = set(codes.nearest(sign_code(pack(query)), max(self._rerank, k)))
+        candidates.update(also)
+        floor = -float("inf") if min_score is None else min_score
+        score = _scorer(query)
+        scored = []
+        for memory_id, blob in self._repo.codes.vectors(candidates, self.model, _now(now)):
+            if len(blob) == 4 * len(query):
+                value = score(unpack(blob))
+                if value >= floor:
+                    scored.append((value, memory_id))
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        return scored[:k]
 
     def reset(self) -> None:
-        """Drop the in-memory index (it is rebuilt from the store on the next search)."""
-        with self._lock:
-            self._index, self._index_model, self._known = None, "", {}
-            self._synced = None
+        """Forget the codes held in memory (they are read from the store again when needed)."""
+        self._repo.codes.reset()
+        self._clean = None
 
-    def _sync(self, memories: list[Memory], model: str) -> VectorIndex | None:
-        if self._index_model != model:
-            self._index, self._index_model, self._known = None, model, {}
-            self._synced = None
-        if memories is self._synced:
-            return self._index
-        present: set[int] = set()
-        for memory in memories:
-            if memory.embedding is None or memory.embedding_model != model:
-                continue
-            if self._index is None:
-                self._index = VectorIndex(memory.embedding_dim or len(memory.embedding) // 4)
-            if memory.embedding_dim != self._index.dim:
-                continue
-            present.add(memory.id)
-            if self._known.get(memory.id) != memory.content_hash:
-                self._index.add(memory.id, unpack(memory.embedding))
-                self._known[memory.id] = memory.content_hash
-        for gone in set(self._known) - present:
-            del self._known[gone]
-            if self._index is not None:
-                self._index.remove(gone)
-        self._synced = memories
-        return self._index
+
+def _scorer(query: list[float]) -> Callable[[Sequence[float]], float]:
+    """The dot product with ``query``, over its non-zero components only: the local embedder's
+    vectors are mostly zeros, and skipping them makes exact scores several times cheaper."""
+    support = [i for i, x in enumerate(query) if x != 0.0]
+    if len(support) > len(query) // 2 or len(support) < 2:
+        return lambda vector: dot(query, vector)
+    weights = [query[i] for i in support]
+    pick = itemgetter(*support)
+    return lambda vector: float(sum(map(mul, weights, pick(vector))))
+
+
+def _now(now: float | None) -> float:
+    return time.time() if now is None else now

@@ -12,6 +12,7 @@ the built-in local one is used, so semantic search works with no endpoint config
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 import time
 from collections.abc import Callable, Iterable
@@ -41,6 +42,9 @@ MIN_SEARCH_SCORE = 0.1
 # Keyword and vector matches considered per turn; a selection holds at most 30 memories, so
 # candidates beyond the best few dozen of either kind would not score high enough anyway.
 CANDIDATE_POOL = 40
+# Memories read beyond a tier's floor, for picks the character budget turns down.
+FLOOR_SPARE = 3
+IMPORTANCES = range(1, 6)
 
 
 class MemoryManager:
@@ -154,17 +158,17 @@ class MemoryManager:
     def get(self, memory_id: int) -> Memory | None:
         return self.repo.get(memory_id)
 
-    def list(self, **filters: Any) -> list[Memory]:
+    def list(self, **filters: Any) -> builtins.list[Memory]:
         """Active memories (see ``MemoryRepository.list`` for the filters)."""
         filters.setdefault("now", self.clock())
         return self.repo.list(**filters)
 
-    def search(self, query: str, limit: int = 10) -> list[tuple[Memory, float]]:
+    def search(self, query: str, limit: int = 10) -> builtins.list[tuple[Memory, float]]:
         """Hybrid search: keyword coverage and vector cosine blended, best first."""
         now = self.clock()
-        memories = self._active(now)
-        keyword, vector = self._relevance(query, memories, now, max(limit * 4, 50))
-        by_id = {m.id: m for m in memories}
+        self.vectors.refresh(now)
+        keyword, vector = self._relevance(query, now, max(limit * 4, 50))
+        by_id = self.repo.by_ids(keyword.keys() | vector.keys(), now)
         scored = [
             (blend_relevance(keyword.get(i, 0.0), vector.get(i, 0.0)), i)
             for i in keyword.keys() | vector.keys()
@@ -176,25 +180,26 @@ class MemoryManager:
 
     def semantic_search(
         self, query: str, limit: int = 10, min_score: float | None = None
-    ) -> list[tuple[Memory, float]]:
+    ) -> builtins.list[tuple[Memory, float]]:
         """Memories closest to ``query`` by vector cosine alone, best first."""
         now = self.clock()
-        memories = self._active(now)
-        by_id = {m.id: m for m in memories}
-        hits = self.vectors.search(query, memories, max(0, limit), min_score)
+        self.vectors.refresh(now)
+        matches = self.repo.keyword_scores(query, limit=self.candidate_pool, now=now)
+        hits = self.vectors.search(query, max(0, limit), min_score, now, also=matches)
+        by_id = self.repo.by_ids((i for _, i in hits), now)
         return [(by_id[i], score) for score, i in hits if i in by_id]
 
-    def select_for_turn(self, query: str) -> list[Memory]:
+    def select_for_turn(self, query: str) -> builtins.list[Memory]:
         """The memories to inject for a turn about ``query`` (see ``select.py``); marks them
         accessed."""
         now = self.clock()
-        memories = self._active(now)
-        if not memories:
-            return []
+        self.vectors.refresh(now)
         has_query = bool(query.strip())
-        keyword, vector = ({}, {})
+        keyword: dict[int, float] = {}
+        vector: dict[int, float] = {}
         if has_query:
-            keyword, vector = self._relevance(query, memories, now, self.candidate_pool)
+            keyword, vector = self._relevance(query, now, self.candidate_pool)
+        memories = self._selection_pool(keyword.keys() | vector.keys(), now, has_query)
         chosen = select_memories(memories, keyword, vector, now, self.limits, has_query=has_query)
         if chosen:
             try:
@@ -206,6 +211,12 @@ class MemoryManager:
     def prompt_block(self, query: str) -> str:
         """:meth:`select_for_turn` formatted for the system prompt ("" when nothing is kept)."""
         return format_for_prompt(self.select_for_turn(query))
+
+    def warm(self) -> None:
+        """Load what the first selection after a start reads (the vectors' codes, the keyword
+        backend) now, e.g. in a worker thread while the user is still typing."""
+        self.repo.codes.current(self.vectors.model)
+        _ = self.repo.uses_fts
 
     def stats(self) -> MemoryStats:
         stats = self.repo.stats(self.clock())
@@ -219,7 +230,7 @@ class MemoryManager:
 
     async def extract_from_turn(
         self, user_text: str, answer_text: str, topic_id: str | None = None
-    ) -> list[IngestOutcome]:
+    ) -> builtins.list[IngestOutcome]:
         """Ask the cheap model what the turn taught and store it; [] without a cheap model."""
         if self.cheap_llm is None:
             return []
@@ -229,7 +240,7 @@ class MemoryManager:
             return []
         return await asyncio.to_thread(self.ingest, candidates, topic_id)
 
-    async def adjust_priorities(self) -> list[PriorityChange]:
+    async def adjust_priorities(self) -> builtins.list[PriorityChange]:
         """Let the cheap model move up to 3 memories by one priority level."""
         from .adjust import adjust_priorities
 
@@ -237,7 +248,7 @@ class MemoryManager:
             return []
         return await adjust_priorities(self.cheap_llm, self.repo, self.clock())
 
-    async def reflect(self) -> list[Reflection]:
+    async def reflect(self) -> builtins.list[Reflection]:
         """Summarise large category groups into CRITICAL summaries (see ``adjust.py``)."""
         from .adjust import reflect_memories
 
@@ -257,16 +268,23 @@ class MemoryManager:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _active(self, now: float) -> list[Memory]:
-        """Every active memory, after giving one batch of stale ones a current vector."""
-        memories = self.repo.active(now)
-        if self.vectors.refresh(now, memories):
-            memories = self.repo.active(now)
-        return memories
+    def _selection_pool(
+        self, relevant: Iterable[int], now: float, has_query: bool
+    ) -> builtins.list[Memory]:
+        """Every memory selection could pick (see ``store/memory_pool.py``): the relevant ones,
+        the newest CRITICAL ones and the newest of each (priority, importance) group, enough of
+        them to fill the tier floors, or the whole selection when there is no query."""
+        limits = self.limits
+        floors = dict(limits.floors)
+        groups = [(int(p), i) for p in Priority if p > Priority.CRITICAL for i in IMPORTANCES]
+        per_group = max(floors.values(), default=0) + FLOOR_SPARE if has_query else limits.max_items
+        return self.repo.selection_pool(
+            relevant, now, critical=limits.max_critical, per_group=per_group, groups=groups
+        )
 
     def _relevance(
-        self, query: str, memories: list[Memory], now: float, pool: int
+        self, query: str, now: float, pool: int
     ) -> tuple[dict[int, float], dict[int, float]]:
         keyword = self.repo.keyword_scores(query, limit=pool, now=now)
-        vector = {i: s for s, i in self.vectors.search(query, memories, pool)}
+        vector = {i: s for s, i in self.vectors.search(query, pool, now=now, also=keyword)}
         return keyword, vector

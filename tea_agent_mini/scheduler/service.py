@@ -10,6 +10,7 @@ names are unique. Also here: :func:`start_scheduler` (the server calls it at sta
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import signal
 from collections.abc import Callable
@@ -78,11 +79,15 @@ class TaskService:
             raise TaskNotFound(f"no task with id or name {str(ref)!r} (list shows the tasks)")
         return task
 
-    def list(self, query: str | None = None) -> list[Task]:
+    def list(self, query: str | None = None) -> builtins.list[Task]:
         return self.store.tasks.list(query=query)
 
-    def history(self, ref: int | str, limit: int = 10) -> list[TaskRun]:
-        return self.store.tasks.runs(self.get(ref).id, limit=max(1, min(int(limit), 200)))
+    def history(
+        self, ref: int | str, limit: int = 10, before_id: int | None = None
+    ) -> builtins.list[TaskRun]:
+        """The task's runs, newest first; ``before_id`` pages on to older ones."""
+        task_id = self.get(ref).id
+        return self.store.tasks.runs(task_id, max(1, min(int(limit), 201)), before_id)
 
     def preview(self, schedule: str, tz: str | None = None, count: int = 5) -> Preview:
         """The next ``count`` fire times of ``schedule`` from now (nothing is saved).
@@ -289,7 +294,7 @@ async def run_headless(runtime: Runtime, on_ready: Callable[[int], None] | None 
     runs."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    handled: list[signal.Signals] = []
+    handled: builtins.list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, stop.set)

@@ -32,6 +32,25 @@ def list_of(item: str) -> dict[str, Any]:
     return obj({"object": {"const": "list"}, "data": {"type": "array", "items": ref(item)}})
 
 
+def page_schema(items: dict[str, Any], **extra: dict[str, Any]) -> dict[str, Any]:
+    """A page of a list route (see ``paging.py``)."""
+    more = {**BOOL, "description": "more items exist beyond this page (ask with the cursor)"}
+    return obj(
+        {
+            "object": {"const": "list"},
+            "data": {"type": "array", "items": items},
+            "has_more": more,
+            **extra,
+        },
+        ("object", "data", "has_more"),
+    )
+
+
+ID_BOUNDS = {
+    "first_id": {**nullable(INT), "description": "the id of the first item of the page"},
+    "last_id": {**nullable(INT), "description": "the id of the last item of the page"},
+}
+
 USAGE = obj(
     {"prompt_tokens": INT, "completion_tokens": INT, "total_tokens": INT, "cached_tokens": INT}
 )
@@ -191,12 +210,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ModelList": list_of("Model"),
     "Usage": USAGE,
     "Session": SESSION,
-    "SessionList": list_of("Session"),
+    "SessionList": page_schema(ref("Session")),
     "SessionCreate": obj({"title": STR, "system_prompt": STR}),
     "SessionUpdate": obj({"title": STR, "system_prompt": nullable(STR)}),
     "Deleted": obj({"id": STR, "object": STR, "deleted": BOOL}),
     "Message": MESSAGE,
-    "MessageList": list_of("Message"),
+    "MessageList": page_schema(ref("Message"), **ID_BOUNDS),
     "MessageCreate": obj(
         {
             "content": STR,
@@ -227,7 +246,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "session_title": STR,
         }
     ),
-    "NoticeList": list_of("Notice"),
+    "NoticeList": page_schema(ref("Notice")),
     "Tool": obj(
         {
             "name": STR,

@@ -35,6 +35,7 @@ def warm_up(runtime: Runtime) -> None:
     for name in WARM_MODULES:
         importlib.import_module(name)
     runtime.toolkit  # noqa: B018 - a cached property: loading it is the point
+    runtime.memory.warm()
 
 
 class WarmUp:

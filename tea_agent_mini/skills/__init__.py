@@ -8,7 +8,7 @@ Skills come from three places, later ones overriding earlier ones by name:
 2. ``<home>/skills/`` (``~/.tea_agent/skills``: the user's and the agent's own skills),
 3. ``<workspace>/.tea_agent/skills/`` (project skills).
 
-    catalog = load_skills(home, workspace)
+    catalog = load_skills(home, workspace)   # SkillsCache: parsed again only on change
     section = relevant_skills_section(catalog.skills.values(), "review my diff", 3)  # per turn
     body = catalog.get("code-review").body                           # loaded on demand
 """
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .authoring import create_skill
+    from .cache import SkillsCache
     from .catalog import relevant_skills_section, search_skills
     from .loader import Skill, SkillCatalog, SkillProblem, load_skills, parse_skill
 
@@ -27,6 +28,7 @@ __all__ = [
     "Skill",
     "SkillCatalog",
     "SkillProblem",
+    "SkillsCache",
     "create_skill",
     "load_skills",
     "parse_skill",
@@ -43,6 +45,7 @@ _HOMES = {
     "search_skills": "catalog",
     "relevant_skills_section": "catalog",
     "create_skill": "authoring",
+    "SkillsCache": "cache",
 }
 
 

@@ -8,6 +8,7 @@ never for access stamps or re-embedding, because decay and recency are measured 
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import threading
@@ -20,7 +21,9 @@ from ..errors import StoreError
 from ..memory.terms import content_hash
 from ..vectors import pack
 from .database import Database, like_pattern
+from .memory_codes import MemoryCodes, code_of
 from .memory_keywords import KeywordIndex
+from .memory_pool import by_ids, selection_pool
 from .memory_records import SELECT_MEMORIES as _SELECT
 from .memory_records import Memory, MemoryStats, Snapshot, memory_from_row
 
@@ -49,6 +52,7 @@ class MemoryRepository:
         self._writes = 0  # bumped after every committed write that :meth:`active` must see
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
+        self.codes = MemoryCodes(db, lambda: self._writes)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -81,14 +85,14 @@ class MemoryRepository:
         with self._writing() as (tx, changed):
             cursor = tx.execute(
                 "INSERT INTO memories (content, priority, importance, category, tags, "
-                "content_hash, embedding, embedding_model, embedding_dim, expires_at, pinned, "
-                "created_at, updated_at, source_topic, changed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "content_hash, embedding, embedding_code, embedding_model, embedding_dim, "
+                "expires_at, pinned, created_at, updated_at, source_topic, changed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (content, int(priority), int(importance), category, _tags_json(tag_list),
-                 content_hash(content), blob, embedding_model if blob else "", dim, expires_at,
-                 int(bool(pinned)), stamp, stamp, source_topic, changed),
+                 content_hash(content), blob, code_of(blob), embedding_model if blob else "",
+                 dim, expires_at, int(bool(pinned)), stamp, stamp, source_topic, changed),
             )  # fmt: skip
-            memory_id = int(cursor.lastrowid)
+            memory_id = int(cursor.lastrowid or 0)
             self.keywords.add(memory_id, content)
         memory = self.get(memory_id)
         assert memory is not None
@@ -122,6 +126,7 @@ class MemoryRepository:
             if not str(columns["content"]).strip():
                 raise StoreError("a memory needs some content")
             columns.update(content_hash=content_hash(columns["content"]), embedding=None)
+            columns.update(embedding_code=None)
             columns.update(embedding_model="", embedding_dim=0)
         if bump:
             columns["updated_at"] = self._stamp(now)
@@ -140,11 +145,12 @@ class MemoryRepository:
 
     def set_embedding(self, memory_id: int, vector: Sequence[float], model: str) -> bool:
         """Store a (normalised) vector and the model that made it; ``updated_at`` is kept."""
+        blob = pack(vector)
         with self._writing() as (tx, changed):
             cursor = tx.execute(
-                "UPDATE memories SET embedding = ?, embedding_model = ?, embedding_dim = ?, "
-                "changed_at = ? WHERE id = ?",
-                (pack(vector), model, len(vector), changed, int(memory_id)),
+                "UPDATE memories SET embedding = ?, embedding_code = ?, embedding_model = ?, "
+                "embedding_dim = ?, changed_at = ? WHERE id = ?",
+                (blob, code_of(blob), model, len(vector), changed, int(memory_id)),
             )
         return cursor.rowcount > 0
 
@@ -204,14 +210,18 @@ class MemoryRepository:
         pinned: bool | None = None,
         tag: str | None = None,
         include_inactive: bool = False,
+        include_expired: bool = False,
         now: float | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Memories, strongest priority first, then most recently updated.
 
-        Active ones only unless ``include_inactive`` (then soft-deleted and expired ones too).
-        ``limit=None`` returns every match.
+        Active ones only, unless ``include_expired`` (expired ones too) or ``include_inactive``
+        (soft-deleted and expired ones too). ``limit=None`` returns every match.
         """
-        where, params = ([], []) if include_inactive else ([_ACTIVE], [_now(now)])
+        where: builtins.list[str] = [] if include_inactive else [_ACTIVE]
+        params: builtins.list[Any] = [] if include_inactive else [_now(now)]
+        if include_expired and not include_inactive:
+            where, params = ["m.deleted_at IS NULL"], []
         if category is not None:
             where.append("m.category = ?")
             params.append(category)
@@ -231,7 +241,7 @@ class MemoryRepository:
             params += [max(0, int(limit)), max(0, int(offset))]
         return [memory_from_row(row) for row in self._db.query(sql, params)]
 
-    def active(self, now: float | None = None) -> list[Memory]:
+    def active(self, now: float | None = None) -> builtins.list[Memory]:
         """Every active memory, in id order, from a snapshot kept between calls.
 
         The snapshot catches up by reading only the rows changed since (a commit by another
@@ -256,22 +266,45 @@ class MemoryRepository:
                 snapshot.writes = writes
             return snapshot.at(stamp)
 
-    def needing_embedding(self, model: str, limit: int, now: float | None = None) -> list[Memory]:
-        """Active memories with no vector (first), or one made by a model other than ``model``."""
+    def needing_embedding(
+        self, model: str, limit: int, now: float | None = None
+    ) -> builtins.list[Memory]:
+        """Active memories with no vector (first), or one made by a model other than ``model``.
+
+        The ids come from the ``memories_codes`` index alone (a memory without a vector has the
+        model ''), so looking costs little even when every memory needs a new vector.
+        """
         rows = self._db.query(
-            f"{_SELECT} WHERE {_ACTIVE} AND (m.embedding IS NULL OR m.embedding_model != ?) "
-            "ORDER BY m.embedding IS NOT NULL, m.id LIMIT ?",
-            (_now(now), model, max(0, int(limit))),
+            f"{_SELECT} WHERE m.id IN (SELECT id FROM memories INDEXED BY memories_codes "
+            "WHERE embedding_model != ? "
+            "AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) "
+            "ORDER BY embedding_model != '', id LIMIT ?) ORDER BY m.embedding IS NOT NULL, m.id",
+            (model, _now(now), max(0, int(limit))),
         )
         return [memory_from_row(row) for row in rows]
 
-    def all_with_vectors(self, model: str | None = None, now: float | None = None) -> list[Memory]:
-        """Active memories that carry a vector (of ``model`` when given)."""
-        return [
-            m
-            for m in self.active(now)
-            if m.embedding is not None and (model is None or m.embedding_model == model)
-        ]
+    def by_ids(self, ids: Iterable[int], now: float | None = None) -> dict[int, Memory]:
+        """The active memories among ``ids``, by id."""
+        return by_ids(self._db, ids, _now(now))
+
+    def selection_pool(
+        self,
+        ids: Iterable[int],
+        now: float | None = None,
+        *,
+        critical: int,
+        per_group: int,
+        groups: Sequence[tuple[int, int]],
+    ) -> builtins.list[Memory]:
+        """What per-turn selection chooses from (see ``memory_pool.selection_pool``)."""
+        return selection_pool(
+            self._db, ids, _now(now), critical=critical, per_group=per_group, groups=groups
+        )
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a write commits, here or through another connection to the file."""
+        row = self._db.query_one("PRAGMA data_version")
+        return (int(row[0]) if row else 0, self._writes)
 
     def keyword_scores(
         self, query: str, limit: int = 100, now: float | None = None
@@ -284,7 +317,7 @@ class MemoryRepository:
 
     def search_keyword(
         self, query: str, limit: int = 20, now: float | None = None
-    ) -> list[tuple[Memory, float]]:
+    ) -> builtins.list[tuple[Memory, float]]:
         """Active memories sharing keyword terms with ``query`` with their score, best first.
 
         The score is the share of the query's terms (words, CJK bigrams) found in the memory,

@@ -6,6 +6,7 @@ the list is kept as JSON in ``parts`` and ``content`` holds only its text parts.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ _COLUMNS = (
     "id, topic_id, role, content, parts, reasoning, tool_calls, tool_call_id, name, tokens, "
     "created_at"
 )
+WINDOW_MESSAGES = 2000
 
 
 class MessageRepository:
@@ -72,26 +74,76 @@ class MessageRepository:
         return _message(row) if row else None
 
     def list(
-        self, topic_id: str, limit: int | None = None, before_id: int | None = None
+        self,
+        topic_id: str,
+        limit: int | None = None,
+        before_id: int | None = None,
+        after_id: int | None = None,
     ) -> list[Message]:
-        """The topic's messages in order; ``limit`` keeps the last n before ``before_id``."""
+        """The topic's messages in order, between ``after_id`` and ``before_id`` (exclusive).
+
+        ``limit`` keeps the last n of them, or the first n when only ``after_id`` is given (so
+        that paging forwards from an id continues where the previous page ended).
+        """
         sql = f"SELECT {_COLUMNS} FROM messages WHERE topic_id = ?"
         params: list[Any] = [topic_id]
         if before_id is not None:
             sql += " AND id < ?"
             params.append(int(before_id))
-        if limit is None:
-            rows = self._db.query(sql + " ORDER BY id", params)
+        if after_id is not None:
+            sql += " AND id > ?"
+            params.append(int(after_id))
+        forwards = after_id is not None and before_id is None
+        if limit is None or forwards:
+            tail = " ORDER BY id" + (" LIMIT ?" if limit is not None else "")
+            rows = self._db.query(sql + tail, [*params, *_limit(limit)])
         else:
-            rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", [*params, max(0, int(limit))])
+            rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", [*params, *_limit(limit)])
             rows.reverse()
         return [_message(row) for row in rows]
+
+    def recent_turns(
+        self, topic_id: str, turns: int, max_messages: int = WINDOW_MESSAGES
+    ) -> builtins.list[Message]:
+        """The messages of the topic's last ``turns`` user turns, in order, from the user message
+        that opens the oldest of them (all of them when the topic has fewer turns).
+
+        Two indexed reads (migration 5), so the cost follows the size of the window, never the
+        size of the topic. At most ``max_messages`` (the newest) are returned: a safety net for a
+        topic without user messages or a runaway turn; ``context.history.consistent`` repairs
+        a cut that leaves tool results without their call.
+        """
+        start = self._turn_start(topic_id, max(1, int(turns)))
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE topic_id = ? AND id >= ? "
+            "ORDER BY id DESC LIMIT ?",
+            (topic_id, start, max(1, int(max_messages))),
+        )
+        rows.reverse()
+        return [_message(row) for row in rows]
+
+    def _turn_start(self, topic_id: str, turns: int) -> int:
+        """The id of the user message opening the last ``turns`` turns (0: no user message)."""
+        # role = 'user' spelled out: it is what lets SQLite use the partial index
+        row = self._db.query_one(
+            "SELECT id FROM messages WHERE topic_id = ? AND role = 'user' "
+            "ORDER BY id DESC LIMIT 1 OFFSET ?",
+            (topic_id, turns - 1),
+        )
+        if row is None:
+            row = self._db.query_one(
+                "SELECT id FROM messages WHERE topic_id = ? AND role = 'user' ORDER BY id LIMIT 1",
+                (topic_id,),
+            )
+        return int(row[0]) if row else 0
 
     def count(self, topic_id: str) -> int:
         row = self._db.query_one("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (topic_id,))
         return int(row[0]) if row else 0
 
-    def search(self, query: str, limit: int = 20, topic_id: str | None = None) -> list[Message]:
+    def search(
+        self, query: str, limit: int = 20, topic_id: str | None = None
+    ) -> builtins.list[Message]:
         """Messages whose text contains ``query``, newest first.
 
         Matching is a LIKE substring test: ``%`` and ``_`` match themselves, and case is ignored
@@ -117,6 +169,10 @@ class MessageRepository:
             f"DELETE FROM messages WHERE topic_id = ? AND id {op} ?", (topic_id, int(message_id))
         )
         return cursor.rowcount
+
+
+def _limit(limit: int | None) -> builtins.list[int]:
+    return [] if limit is None else [max(0, int(limit))]
 
 
 def _encode(message: Message) -> tuple[str | None, str | None, str | None]:

@@ -177,11 +177,50 @@ def _context_levels(db: Database) -> None:
     )
 
 
+def _user_turns(db: Database) -> None:
+    # the start of the last n user turns without walking the topic (messages.recent_turns)
+    db.execute("CREATE INDEX messages_user_turns ON messages (topic_id, id) WHERE role = 'user'")
+
+
+def _memory_codes(db: Database) -> None:
+    # sign codes of the vectors for the first pass of vector search; see store/memory_codes.py
+    db.execute("ALTER TABLE memories ADD COLUMN embedding_code BLOB")
+    _fill_codes(db)
+    # covering: a start loads every code without touching the rows (and their vectors)
+    db.execute(
+        "CREATE INDEX memories_codes "
+        "ON memories (embedding_model, deleted_at, expires_at, embedding_code)"
+    )
+    # the strongest memories of each priority and importance, newest first, for selection
+    db.execute(
+        "CREATE INDEX memories_ranked ON memories (deleted_at, priority, importance, updated_at)"
+    )
+
+
+def _fill_codes(db: Database) -> None:
+    """Codes for the vectors already stored, read in chunks (a store may hold many)."""
+    from ..vectors import sign_code
+
+    after = 0
+    while rows := db.query(
+        "SELECT id, embedding FROM memories WHERE id > ? AND embedding IS NOT NULL "
+        "ORDER BY id LIMIT 2000",
+        (after,),
+    ):
+        for memory_id, blob in rows:
+            if blob and len(blob) % 4 == 0:  # a damaged vector gets no code: never a candidate
+                code = sign_code(bytes(blob))
+                db.execute("UPDATE memories SET embedding_code = ? WHERE id = ?", (code, memory_id))
+        after = int(rows[-1][0])
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
     (3, "tasks", _tasks),
     (4, "context_levels", _context_levels),
+    (5, "user_turns", _user_turns),
+    (6, "memory_codes", _memory_codes),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -9,6 +9,7 @@ passes ``now`` wherever the scheduler's (injectable) clock matters.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from collections.abc import Callable
@@ -170,7 +171,7 @@ class TaskRepository:
             (name, kind, schedule, tz, command, prompt, int(enabled), stamp, stamp, stamp)
             + (next_run_at, float(grace_seconds), float(timeout), int(notify)),
         )
-        task = self.get(int(cursor.lastrowid))
+        task = self.get(int(cursor.lastrowid or 0))
         assert task is not None
         self._changed()
         return task
@@ -184,10 +185,10 @@ class TaskRepository:
         row = self._db.query_one(_SELECT_TASKS + " WHERE t.name = ? COLLATE NOCASE", (name,))
         return _task(row) if row else None
 
-    def list(self, *, enabled_only: bool = False, query: str | None = None) -> list[Task]:
+    def list(self, *, enabled_only: bool = False, query: str | None = None) -> builtins.list[Task]:
         """Tasks in id order; ``query`` matches name, command and prompt (case-insensitive)."""
-        where: list[str] = []
-        params: list[Any] = []
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
         if enabled_only:
             where.append("t.enabled = 1")
         if query:
@@ -230,7 +231,7 @@ class TaskRepository:
             self._changed()
         return deleted
 
-    def scheduled(self) -> list[Task]:
+    def scheduled(self) -> builtins.list[Task]:
         """Enabled tasks that have a next fire time, soonest first (what a runner watches)."""
         rows = self._db.query(
             _SELECT_TASKS + " WHERE t.enabled = 1 AND t.next_run_at IS NOT NULL "
@@ -250,7 +251,7 @@ class TaskRepository:
         still marked running belong to a holder whose lease ran out: they are closed as failed.
         """
         condition = "id = ? AND lease_until < ?"
-        params: list[Any] = [owner, lease_until, int(task_id), now]
+        params: builtins.list[Any] = [owner, lease_until, int(task_id), now]
         if due_only:
             condition += " AND enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?"
             params.append(now)
@@ -281,7 +282,7 @@ class TaskRepository:
         disables the task (its schedule never fires again). False when the lease was not ours
         (it ran out and another process took it): nothing is changed then."""
         assignments = ["lease_owner = NULL", "lease_until = 0"]
-        params: list[Any] = []
+        params: builtins.list[Any] = []
         if last_run_at is not None:
             assignments.append("last_run_at = ?")
             params.append(last_run_at)
@@ -332,7 +333,7 @@ class TaskRepository:
                 "error) VALUES (?, ?, ?, ?, ?, ?)",
                 (int(task_id), status, scheduled_for, started_at, ended_at, error),
             )
-            run_id = int(cursor.lastrowid)
+            run_id = int(cursor.lastrowid or 0)
             tx.execute(
                 "DELETE FROM task_runs WHERE task_id = ? AND id <= ?",
                 (int(task_id), run_id - MAX_RUNS_PER_TASK),
@@ -367,11 +368,13 @@ class TaskRepository:
         row = self._db.query_one("SELECT * FROM task_runs WHERE id = ?", (int(run_id),))
         return _run(row) if row else None
 
-    def runs(self, task_id: int, limit: int = 20) -> list[TaskRun]:
-        """The task's runs, newest first."""
+    def runs(
+        self, task_id: int, limit: int = 20, before_id: int | None = None
+    ) -> builtins.list[TaskRun]:
+        """The task's runs, newest first (older than the run ``before_id`` when given)."""
         rows = self._db.query(
-            "SELECT * FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?",
-            (int(task_id), max(0, int(limit))),
+            "SELECT * FROM task_runs WHERE task_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            (int(task_id), 2**62 if before_id is None else int(before_id), max(0, int(limit))),
         )
         return [_run(row) for row in rows]
 

@@ -59,6 +59,16 @@ class TopicRepository:
         row = self._db.query_one(_SELECT + " WHERE t.id = ?", (topic_id,))
         return _topic(row) if row else None
 
+    def exists(self, topic_id: str) -> bool:
+        """Whether the topic exists; unlike :meth:`get`, never counts its messages."""
+        return self._db.query_one("SELECT 1 FROM topics WHERE id = ?", (topic_id,)) is not None
+
+    def system_prompt(self, topic_id: str) -> str | None:
+        """The topic's own system prompt (None: the profile's, or no such topic), read without
+        counting its messages as :meth:`get` does (milliseconds in a topic of 100,000)."""
+        row = self._db.query_one("SELECT system_prompt FROM topics WHERE id = ?", (topic_id,))
+        return row[0] if row else None
+
     def list(
         self,
         limit: int = 50,

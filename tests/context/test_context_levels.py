@@ -119,6 +119,18 @@ def test_recorded_pairs_keep_answer_thinking_files_and_tools(store):
     assert records.count(topic) == 0
 
 
+def test_a_request_reads_only_the_newest_pairs_of_an_overgrown_ring(store):
+    topic = store.topics.create().id
+    for i in range(8):
+        add_turn(store, topic, f"question {i}", f"answer {i}")
+    records = ContextRecords(store.db)
+    record_pairs(store, records, topic, now=1.0)  # no summaries: the ring only grows
+    everything = records.pairs(topic)
+    assert [p.user_text for p in everything] == [f"question {i}" for i in range(8)]
+    assert records.pairs(topic, limit=3) == everything[-3:]
+    assert records.pairs(topic, limit=0) == []
+
+
 def pair(n: int, user: str, answer: str = "", files: tuple[str, ...] = ()) -> TurnPair:
     return TurnPair(
         user_message_id=n,

@@ -54,7 +54,7 @@ def test_task_crud_round_trip(http):
 
     url = f"/v1/tasks/{task['id']}"
     assert http.get(url).json() == task
-    assert http.get("/v1/tasks").json() == {"object": "list", "data": [task]}
+    assert http.get("/v1/tasks").json() == {"object": "list", "data": [task], "has_more": False}
 
     changed = http.patch(url, json={"name": "say hello", "schedule": "hourly:15", "tz": None})
     assert changed.status_code == 200, changed.text
@@ -171,7 +171,7 @@ def test_run_now_records_a_shell_run_with_its_output(live, http):
 
     runs = http.get(f"/v1/tasks/{task['id']}/runs")
     assert runs.status_code == 200
-    assert runs.json() == {"object": "list", "data": [run]}
+    assert runs.json() == {"object": "list", "data": [run], "has_more": False}
     after = http.get(f"/v1/tasks/{task['id']}").json()
     assert after["last_status"] == "ok" and after["running"] is False
     assert after["next_run_at"] == task["next_run_at"]  # the schedule is unchanged

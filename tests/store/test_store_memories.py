@@ -126,6 +126,10 @@ def test_expired_memories_leave_the_active_set(store):
     assert soon.id not in {m.id for m in store.memories.active(T0 + 2 * DAY)}
     assert soon.id in {m.id for m in store.memories.active(T0)}  # time may go back in tests
     assert store.memories.find_by_hash(soon.content_hash, now=T0 + 2 * DAY) is None
+    gone = store.memories.add("forgotten", now=T0)
+    store.memories.soft_delete(gone.id)
+    later = store.memories.list(include_expired=True, now=T0 + 2 * DAY)
+    assert soon.id in {m.id for m in later} and gone.id not in {m.id for m in later}
 
 
 def test_find_by_hash_ignores_case_and_spacing(store):
@@ -149,7 +153,7 @@ def test_set_embedding_and_needing_embedding(store):
     assert [m.id for m in store.memories.needing_embedding("new", 10)] == [bare.id, old.id]
     assert store.memories.set_embedding(bare.id, [0.5, 0.5], "new")
     assert [m.id for m in store.memories.needing_embedding("new", 10)] == [old.id]
-    assert {m.id for m in store.memories.all_with_vectors("new")} == {bare.id, current.id}
+    assert set(store.memories.codes.current("new").ids) == {bare.id, current.id}
     assert store.memories.get(bare.id).embedding_dim == 2
 
 
@@ -183,6 +187,25 @@ def test_keyword_score_is_the_share_of_query_terms(repo):
     scores = repo.keyword_scores("alpha beta", now=T0)
     assert scores == {both.id: 1.0, one.id: 0.5}
     assert list(scores) == [both.id, one.id]
+
+
+def test_ranking_skips_terms_too_common_to_rank_cheaply(store, monkeypatch):
+    from tea_agent_mini.store import memory_keywords
+
+    monkeypatch.setattr(memory_keywords, "RANK_BUDGET", 3)
+    repo = store.memories
+    common = [repo.add(f"common note {n}", now=T0) for n in range(5)]
+    both = repo.add("common rare", now=T0)
+    statements: list[str] = []
+    store.db._conn.set_trace_callback(statements.append)
+    scores = repo.keyword_scores("rare common", now=T0)
+    store.db._conn.set_trace_callback(None)
+    assert scores == {both.id: 1.0}  # found by its rare term, scored on both
+    (ranked,) = [s for s in statements if "ORDER BY rank" in s]
+    assert "'\"rare\"'" in ranked and "common" not in ranked
+    # every term too common: the newest matches, still scored by their share of the terms
+    newest = repo.keyword_scores("common", limit=2, now=T0)
+    assert list(newest) == [both.id, common[-1].id]
 
 
 def test_keyword_search_skips_deleted_and_expired(repo):
@@ -276,11 +299,11 @@ def test_memories_survive_reopening(tmp_path):
 MEMORY_COLUMNS = [
     "id", "content", "priority", "importance", "category", "tags", "content_hash", "embedding",
     "embedding_model", "embedding_dim", "expires_at", "pinned", "created_at", "updated_at",
-    "last_accessed_at", "source_topic", "deleted_at", "changed_at",
+    "last_accessed_at", "source_topic", "deleted_at", "changed_at", "embedding_code",
 ]  # fmt: skip
 
 
-def test_migration_two_builds_the_memories_schema(tmp_path):
+def test_migrations_build_the_memories_schema(tmp_path):
     path = tmp_path / "chat.db"
     Store.open(path).close()
     conn = sqlite3.connect(path)
@@ -292,4 +315,32 @@ def test_migration_two_builds_the_memories_schema(tmp_path):
         conn.close()
     assert columns == MEMORY_COLUMNS
     assert {"memories_by_hash", "memories_live", "memories_by_change"} <= indexes
+    assert {"memories_codes", "memories_ranked"} <= indexes
     assert fts is not None and "fts5" in fts[0].lower()
+
+
+def test_migration_six_gives_stored_vectors_their_codes(tmp_path):
+    from tea_agent_mini.store.database import Database
+    from tea_agent_mini.store.migrations import MIGRATIONS, migrate
+    from tea_agent_mini.vectors import pack, sign_code
+
+    path = tmp_path / "chat.db"
+    db = Database.open(path)
+    try:
+        migrate(db, MIGRATIONS[:5])  # a file from before the codes
+        vectors = {"one": [0.6, -0.8], "two": [-1.0, 0.0], "bare": None, "odd": b"\x00" * 5}
+        for content, vector in vectors.items():
+            blob = pack(vector) if isinstance(vector, list) else vector
+            db.execute(
+                "INSERT INTO memories (content, content_hash, embedding, embedding_model, "
+                "created_at, updated_at) VALUES (?, ?, ?, 'm', 0, 0)",
+                (content, content, blob),
+            )
+    finally:
+        db.close()
+    with Store.open(path) as store:
+        rows = store.db.query("SELECT content, embedding, embedding_code FROM memories")
+        codes = {row[0]: row[2] for row in rows}
+        assert codes["one"] == sign_code(pack([0.6, -0.8])) == bytes([0b10])
+        assert codes["two"] == bytes([0b01])
+        assert codes["bare"] is None and codes["odd"] is None  # no vector, a damaged one

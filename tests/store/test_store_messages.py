@@ -119,6 +119,72 @@ def test_before_id_pages_backwards(store, topic_id):
     assert [m.content for m in store.messages.list(topic_id, before_id=ids[2])] == ["0", "1"]
 
 
+def test_after_id_pages_forwards(store, topic_id):
+    ids = [store.messages.add(topic_id, _user(str(i))).id for i in range(10)]
+    page = store.messages.list(topic_id, limit=3, after_id=ids[2])
+    assert [m.content for m in page] == ["3", "4", "5"]
+    page = store.messages.list(topic_id, limit=3, after_id=page[-1].id)
+    assert [m.content for m in page] == ["6", "7", "8"]
+    between = store.messages.list(topic_id, limit=2, after_id=ids[1], before_id=ids[6])
+    assert [m.content for m in between] == ["4", "5"]  # both bounds: the last n between them
+
+
+def _turns(store, topic_id, count):
+    """``count`` turns of user, tool call, tool result and answer; their messages, in order."""
+    added = [store.messages.add(topic_id, Message(role="system", content="odd start"))]
+    for n in range(count):
+        call = ToolCall(f"c{n}", "read_file", "{}")
+        for message in (
+            _user(f"question {n}"),
+            Message(role="assistant", tool_calls=(call,)),
+            Message(role="tool", content=f"output {n}", tool_call_id=call.id),
+            Message(role="assistant", content=f"answer {n}"),
+        ):
+            added.append(store.messages.add(topic_id, message))
+    return added
+
+
+@pytest.mark.parametrize("turns", [1, 3, 6, 7, 50])
+def test_recent_turns_is_the_window_of_the_last_user_turns(store, topic_id, turns):
+    from tea_agent_mini.context.history import recent_messages
+
+    added = _turns(store, topic_id, 6)
+    other = store.topics.create("other").id
+    _turns(store, other, 3)  # interleaved ids of another topic stay out
+    window = store.messages.recent_turns(topic_id, turns)
+    assert window[0].role == "user"
+    assert window == added[1 + 4 * max(0, 6 - turns) :]
+    assert recent_messages(window, turns) == recent_messages(added, turns)
+
+
+def test_recent_turns_without_user_messages_and_its_cap(store, topic_id):
+    assert store.messages.recent_turns(topic_id, 10) == []
+    notes = [store.messages.add(topic_id, Message(role="system", content=str(i))) for i in range(5)]
+    assert store.messages.recent_turns(topic_id, 10) == notes
+    assert store.messages.recent_turns(topic_id, 10, max_messages=2) == notes[-2:]
+    _turns(store, topic_id, 3)
+    capped = store.messages.recent_turns(topic_id, 3, max_messages=5)
+    assert [m.content for m in capped][-1] == "answer 2" and len(capped) == 5
+
+
+def test_recent_turns_reads_through_indexes(store, topic_id):
+    # the cost must follow the window, not the topic: no statement may scan the messages table
+    _turns(store, topic_id, 12)
+    statements: list[str] = []
+    store.db._conn.set_trace_callback(statements.append)
+    store.messages.recent_turns(topic_id, 10)
+    store.messages.recent_turns(topic_id, 20)  # fewer turns than asked: the first user message
+    store.db._conn.set_trace_callback(None)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(reads) == 5
+    for sql in reads:
+        plan = " ".join(row[3] for row in store.db.query("EXPLAIN QUERY PLAN " + sql))
+        assert "USING" in plan and "SCAN" not in plan, plan
+    assert "messages_user_turns" in " ".join(
+        row[3] for row in store.db.query("EXPLAIN QUERY PLAN " + reads[0])
+    )
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [

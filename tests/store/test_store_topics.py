@@ -99,6 +99,21 @@ def test_system_prompt_set_and_clear(store):
     assert store.topics.get(topic.id).system_prompt is None
 
 
+def test_exists_and_system_prompt_read_without_counting_messages(store):
+    topic = store.topics.create()
+    store.messages.add(topic.id, Message(role="user", content="hi"))
+    assert store.topics.exists(topic.id) and not store.topics.exists("nope")
+    assert store.topics.system_prompt(topic.id) is None
+    store.topics.set_system_prompt(topic.id, "Be brief.")
+    statements: list[str] = []
+    store.db._conn.set_trace_callback(statements.append)
+    assert store.topics.system_prompt(topic.id) == "Be brief."
+    assert store.topics.system_prompt("nope") is None
+    store.topics.exists(topic.id)
+    store.db._conn.set_trace_callback(None)
+    assert statements and not any("messages" in sql for sql in statements)
+
+
 def test_archived_topics_are_hidden_from_list(store):
     kept = store.topics.create("kept")
     hidden = store.topics.create("hidden")

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from ...memory.model import CATEGORIES, Priority, parse_category
 from ..api_errors import ApiError, not_found
 from ..bodies import Fields, query_int, read_json
+from ..paging import MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 from .memory_views import (
@@ -169,20 +170,17 @@ def _manager(st: ServerState) -> MemoryManager:
 def _list(
     st: ServerState, filters: dict[str, Any], expired: bool, query: str, limit: int, offset: int
 ) -> tuple[float, list[tuple[Memory, float | None]]]:
-    """(now, [(memory, search score or None)]) for GET /v1/memory, in a worker thread."""
+    """(now, [(memory, search score or None)]) for GET /v1/memory, in a worker thread; ``limit``
+    items at most (the route asks for one more than it returns, to know if more follow)."""
     manager = _manager(st)
     now = manager.clock()
     if query:
-        # filters apply to the hits, so search a wider pool when there are any
-        pool = max(SEARCH_POOL, offset + limit) if filters else offset + limit
+        # filters apply to the hits, so search the whole pool when there are any
+        pool = SEARCH_POOL if filters else offset + limit
         hits = [(m, s) for m, s in manager.search(query, limit=pool) if _matches(m, filters)]
         return now, list(hits[offset : offset + limit])
-    if not expired:
-        return now, [(m, None) for m in manager.list(limit=limit, offset=offset, **filters)]
-    # expired memories are wanted, soft-deleted ones never: drop those before paging
-    found = manager.list(limit=None, include_inactive=True, **filters)
-    live = [m for m in found if m.deleted_at is None]
-    return now, [(m, None) for m in live[offset : offset + limit]]
+    found = manager.list(limit=limit, offset=offset, include_expired=expired, **filters)
+    return now, [(m, None) for m in found]
 
 
 def _matches(memory: Memory, filters: dict[str, Any]) -> bool:
@@ -199,10 +197,14 @@ def _matches(memory: Memory, filters: dict[str, Any]) -> bool:
         "pinned": "bool",
         "include_expired": "bool - also memories past their expiry (not with q)",
         "limit": "int - at most 500 (default 100)",
-        "offset": "int",
+        "offset": f"int - memories to skip (with q: offset + limit at most {SEARCH_POOL})",
     },
     response=MEMORY_LIST,
-    description="Without `q`: strongest priority first, then most recently updated.",
+    errors=(400,),
+    description=(
+        "Without `q`: strongest priority first, then most recently updated. `has_more` says "
+        "more follow at offset + limit."
+    ),
 )
 async def list_memories(request: Request) -> JSONResponse:
     params = request.query_params
@@ -219,11 +221,16 @@ async def list_memories(request: Request) -> JSONResponse:
     query = (params.get("q") or "").strip()
     if len(query) > 500:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
-    limit = query_int(request, "limit", 100, minimum=1, maximum=500)
-    offset = query_int(request, "offset", 0, maximum=10**9)
-    now, found = await blocking(_list, state(request), filters, expired, query, limit, offset)
-    data = [memory_json(m, now, score) for m, score in found]
-    return JSONResponse({"object": "list", "data": data})
+    limit = limit_of(request, 100, 500)
+    offset = query_int(request, "offset", 0, maximum=MAX_OFFSET)
+    if query and offset + limit > SEARCH_POOL:
+        raise ApiError(400, f"with 'q', offset + limit can be at most {SEARCH_POOL}")
+    st = state(request)
+    now, found = await blocking(_list, st, filters, expired, query, limit + 1, offset)
+    page, more = trim(found, limit)
+    if query and offset + limit >= SEARCH_POOL:
+        more = False  # a search answers from its best SEARCH_POOL hits only
+    return JSONResponse(page_json([memory_json(m, now, score) for m, score in page], more))
 
 
 def _add(st: ServerState, arguments: dict[str, Any]) -> tuple[Any, float]:

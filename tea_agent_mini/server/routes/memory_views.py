@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...memory.model import CATEGORIES, Priority
-from ..schemas import BOOL, INT, NUM, STR, nullable, obj
+from ..schemas import BOOL, INT, NUM, STR, nullable, obj, page_schema
 
 if TYPE_CHECKING:
     from ...store.memories import Memory, MemoryStats
@@ -34,7 +34,7 @@ MEMORY_SCHEMA = obj(
     },
     ("id", "content", "priority", "category", "pinned"),
 )
-MEMORY_LIST = obj({"object": {"const": "list"}, "data": {"type": "array", "items": MEMORY_SCHEMA}})
+MEMORY_LIST = page_schema(MEMORY_SCHEMA)
 _FIELDS = {
     "content": STR,
     "priority": PRIORITY_SCHEMA,

@@ -14,18 +14,19 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..bodies import query_int
+from ..paging import MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import blocking, state
 
 MAX_LIMIT = 200
 
 
-def _notices(store: Any, limit: int) -> list[dict[str, Any]]:
+def _notices(store: Any, limit: int, offset: int) -> list[dict[str, Any]]:
     from ...toolkit.notify import recent_notices
 
     titles: dict[str, str] = {}
     data = []
-    for notice in recent_notices(store, limit):
+    for notice in recent_notices(store, offset + limit)[offset:]:
         topic_id = notice.get("topic_id")
         if topic_id and topic_id not in titles:
             topic = store.topics.get(topic_id)
@@ -46,17 +47,23 @@ def _notices(store: Any, limit: int) -> list[dict[str, Any]]:
 @endpoint(
     "Stored notices, newest first",
     tag="notices",
-    query={"limit": "int - at most this many (default 50, up to 200)"},
+    query={
+        "limit": f"int - at most this many (default 50, up to {MAX_LIMIT})",
+        "offset": f"int - notices to skip, at most {MAX_OFFSET}",
+    },
     response="NoticeList",
+    errors=(400,),
     description=(
         "Notices saved by toolkit_notify when no desktop notification could be shown, and by "
         "scheduled tasks that notify when they finish. `time` is ISO 8601 (UTC)."
     ),
 )
 async def list_notices(request: Request) -> JSONResponse:
-    limit = query_int(request, "limit", 50, minimum=1, maximum=MAX_LIMIT)
-    data = await blocking(_notices, state(request).store, limit)
-    return JSONResponse({"object": "list", "data": data})
+    limit = limit_of(request, 50, MAX_LIMIT)
+    offset = query_int(request, "offset", 0, maximum=MAX_OFFSET)
+    found = await blocking(_notices, state(request).store, limit + 1, offset)
+    data, more = trim(found, limit)
+    return JSONResponse(page_json(data, more))
 
 
 def routes() -> list[Route]:

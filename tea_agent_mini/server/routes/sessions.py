@@ -11,12 +11,15 @@ from starlette.routing import Route
 from ...types import Message
 from ..api_errors import ApiError
 from ..bodies import Fields, query_int, read_json
+from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, require_topic, state
 
 TITLE_LIMIT = 200
 PROMPT_LIMIT = 100_000
 SESSION_FIELDS = ("title", "system_prompt")
+MESSAGES_DEFAULT = 100
+MESSAGES_MAX = 1000
 
 
 def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
@@ -65,16 +68,25 @@ def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
 @endpoint(
     "List sessions",
     tag="sessions",
-    query={"limit": "int - at most 200 (default 50)", "offset": "int", "q": "str - title filter"},
+    query={
+        "limit": "int - at most 200 (default 50)",
+        "offset": f"int - sessions to skip, at most {MAX_OFFSET}",
+        "q": "str - title filter",
+    },
     response="SessionList",
+    errors=(400,),
+    description="Most recently updated first; `has_more` says more follow at offset + limit.",
 )
 async def list_sessions(request: Request) -> JSONResponse:
     st = state(request)
-    limit = query_int(request, "limit", 50, minimum=1, maximum=200)
-    offset = query_int(request, "offset", 0, maximum=10**9)
+    limit = limit_of(request, 50, 200)
+    offset = query_int(request, "offset", 0, maximum=MAX_OFFSET)
     query = request.query_params.get("q") or None
-    topics = await blocking(st.store.topics.list, limit=limit, offset=offset, query=query)
-    return JSONResponse({"object": "list", "data": [session_json(t, st) for t in topics]})
+    if query is not None and len(query) > 500:
+        raise ApiError(400, "query parameter 'q' is longer than 500 characters")
+    found = await blocking(st.store.topics.list, limit=limit + 1, offset=offset, query=query)
+    topics, more = trim(found, limit)
+    return JSONResponse(page_json([session_json(t, st) for t in topics], more))
 
 
 @endpoint("Create a session", tag="sessions", body="SessionCreate", response="Session", status=201)
@@ -145,18 +157,40 @@ async def delete_session(request: Request) -> JSONResponse:
 @endpoint(
     "Stored messages of a session",
     tag="sessions",
-    query={"limit": "int - the last n messages", "before": "int - only messages with a lower id"},
+    query={
+        "limit": f"int - at most {MESSAGES_MAX} (default {MESSAGES_DEFAULT})",
+        "before": "int - the newest messages with a lower id (the page before first_id)",
+        "after": "int - the oldest messages with a higher id (the page after last_id)",
+    },
     response="MessageList",
-    errors=(404,),
-    description="Includes assistant tool calls, tool results and reasoning.",
+    errors=(400, 404),
+    description=(
+        "One page of messages in order, with assistant tool calls, tool results and "
+        "reasoning. Without `after`, the newest; `has_more` says older ones exist (ask "
+        "again with `before=first_id`). With only `after`, the oldest after it; `has_more` "
+        "says newer ones exist (`after=last_id`)."
+    ),
 )
 async def list_messages(request: Request) -> JSONResponse:
     st = state(request)
+    limit = limit_of(request, MESSAGES_DEFAULT, MESSAGES_MAX)
+    before = query_int(request, "before", 0, minimum=1, maximum=MAX_ID) or None
+    after = query_int(request, "after", 0, minimum=1, maximum=MAX_ID) or None
     topic = await require_topic(request)
-    limit = query_int(request, "limit", 0, maximum=100_000) or None
-    before = query_int(request, "before", 0, maximum=2**62) or None
-    messages = await blocking(st.store.messages.list, topic.id, limit=limit, before_id=before)
-    return JSONResponse({"object": "list", "data": [message_json(m) for m in messages]})
+    found = await blocking(
+        st.store.messages.list, topic.id, limit=limit + 1, before_id=before, after_id=after
+    )
+    forwards = after is not None and before is None
+    messages, more = trim(found, limit, keep_last=not forwards)
+    ids = [m.id for m in messages]
+    return JSONResponse(
+        page_json(
+            [message_json(m) for m in messages],
+            more,
+            first_id=ids[0] if ids else None,
+            last_id=ids[-1] if ids else None,
+        )
+    )
 
 
 def routes() -> list[Route]:

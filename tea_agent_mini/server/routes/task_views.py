@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..schemas import BOOL, INT, NUM, STR, nullable, obj
+from ..schemas import BOOL, INT, NUM, STR, nullable, obj, page_schema
 
 if TYPE_CHECKING:
     from ...scheduler.service import Preview
@@ -36,7 +36,7 @@ TASK_SCHEMA = obj(
     },
     ("id", "name", "kind", "schedule", "enabled"),
 )
-TASK_LIST = obj({"object": {"const": "list"}, "data": {"type": "array", "items": TASK_SCHEMA}})
+TASK_LIST = page_schema(TASK_SCHEMA)
 _FIELDS = {
     "name": {**STR, "maxLength": 80},
     "kind": {"enum": ["shell", "prompt", "command"], "description": "command means shell"},
@@ -73,7 +73,7 @@ RUN_SCHEMA = obj(
     },
     ("id", "task_id", "status"),
 )
-RUN_LIST = obj({"object": {"const": "list"}, "data": {"type": "array", "items": RUN_SCHEMA}})
+RUN_LIST = page_schema(RUN_SCHEMA)
 PREVIEW_SCHEMA = obj(
     {
         "object": {"const": "task.schedule"},

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from ..api_errors import ApiError, not_found
 from ..bodies import Fields, query_int, read_json
+from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 from .task_views import (
@@ -42,12 +43,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 KINDS = {"shell": "shell", "command": "shell", "prompt": "prompt"}
-ADD_FIELDS = ("name", "kind", "schedule", "tz", "command", "prompt", "enabled", "timeout")
-ADD_FIELDS += ("grace_seconds", "notify")
+ADD_FIELDS: tuple[str, ...] = ("name", "kind", "schedule", "tz", "command", "prompt")
+ADD_FIELDS += ("enabled", "timeout", "grace_seconds", "notify")
 PATCH_FIELDS = ADD_FIELDS
 COMMAND_LIMIT = 8000
 PROMPT_LIMIT = 20000
 PREVIEW_MAX = 50
+TASKS_DEFAULT = 100
+TASKS_MAX = 500
+RUNS_MAX = 200
 
 # -- input checks -----------------------------------------------------------------------------
 
@@ -144,29 +148,38 @@ def service(st: ServerState) -> TaskService:
     return TaskService(st.store, runtime=st.runtime)
 
 
-def _list(svc: TaskService, query: str | None) -> list[dict[str, Any]]:
+def _list(svc: TaskService, query: str | None, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     now = svc.clock.now()
-    return [task_json(task, now) for task in svc.list(query)]
+    # described (the schedule parsed) only for the page returned
+    return [task_json(task, now) for task in svc.list(query)[offset : offset + limit]]
 
 
 def search_tasks(st: ServerState, query: str, limit: int) -> list[dict[str, Any]]:
     """Tasks whose name, command or prompt contains ``query`` (for ``/v1/search``; blocking)."""
-    return _list(service(st), query)[:limit]
+    return _list(service(st), query, limit)
 
 
 @endpoint(
     "List scheduled tasks",
     tag="tasks",
-    query={"q": "str - only tasks whose name, command or prompt contains this text"},
+    query={
+        "q": "str - only tasks whose name, command or prompt contains this text",
+        "limit": f"int - at most {TASKS_MAX} (default {TASKS_DEFAULT})",
+        "offset": f"int - tasks to skip, at most {MAX_OFFSET}",
+    },
     response=TASK_LIST,
-    description="In id order (oldest first).",
+    errors=(400,),
+    description="In id order (oldest first); `has_more` says more follow at offset + limit.",
 )
 async def list_tasks(request: Request) -> JSONResponse:
     query = (request.query_params.get("q") or "").strip()
     if len(query) > 500:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
-    data = await call(_list, service(state(request)), query or None)
-    return JSONResponse({"object": "list", "data": data})
+    limit = limit_of(request, TASKS_DEFAULT, TASKS_MAX)
+    offset = query_int(request, "offset", 0, maximum=MAX_OFFSET)
+    found = await call(_list, service(state(request)), query or None, limit + 1, offset)
+    data, more = trim(found, limit)
+    return JSONResponse(page_json(data, more))
 
 
 def _add(svc: TaskService, fields: dict[str, Any]) -> dict[str, Any]:
@@ -270,16 +283,25 @@ async def run_task(request: Request) -> JSONResponse:
 @endpoint(
     "Runs of a scheduled task",
     tag="tasks",
-    query={"limit": "int - at most 200 (default 20)"},
+    query={
+        "limit": f"int - at most {RUNS_MAX} (default 20)",
+        "before": "int - only runs with a lower id (the page after the last one shown)",
+    },
     response=RUN_LIST,
-    errors=(404,),
-    description="Newest first, including missed and skipped occurrences.",
+    errors=(400, 404),
+    description=(
+        "Newest first, including missed and skipped occurrences; `has_more` says older ones "
+        "exist (ask again with `before` = the id of the last run of this page)."
+    ),
 )
 async def task_runs(request: Request) -> JSONResponse:
     ident = task_id(request)
-    limit = query_int(request, "limit", 20, minimum=1, maximum=200)
-    runs = await call(service(state(request)).history, ident, limit)
-    return JSONResponse({"object": "list", "data": [run_json(run) for run in runs]})
+    limit = limit_of(request, 20, RUNS_MAX)
+    before = query_int(request, "before", 0, minimum=1, maximum=MAX_ID) or None
+    svc = service(state(request))
+    found = await call(svc.history, ident, limit + 1, before)
+    runs, more = trim(found, limit)
+    return JSONResponse(page_json([run_json(run) for run in runs], more))
 
 
 @endpoint(

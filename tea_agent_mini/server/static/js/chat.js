@@ -5,7 +5,7 @@ import { buildTurns, runningTurnStart, userParts, displayText } from "./history.
 import { TurnView } from "./turnview.js";
 import { SessionStream } from "./streams.js";
 
-const HISTORY_LIMIT = 400;
+const HISTORY_LIMIT = 400; // messages a page of history holds (the server allows up to 1000)
 const STICK_PIXELS = 80;
 
 export class ChatView {
@@ -29,7 +29,10 @@ export class ChatView {
       h("h2", {}, "How can I help?"),
       h("p", {}, "Enter sends · Shift+Enter adds a line · Esc stops"),
     );
-    this.el = h("div", { class: "chat-log", role: "log", dataset: { session: this.id } }, this.empty, this.inner);
+    this.earliest = null; // the id of the oldest message shown, the cursor for the page before
+    this.earlier = h("button", { type: "button", class: "btn small", onclick: () => this.loadEarlier() }, "Load earlier messages");
+    this.earlierRow = h("div", { class: "load-earlier", hidden: true }, this.earlier);
+    this.el = h("div", { class: "chat-log", role: "log", dataset: { session: this.id } }, this.empty, this.earlierRow, this.inner);
     this.el.addEventListener("scroll", () => {
       const el = this.el;
       this.stick = el.scrollHeight - el.scrollTop - el.clientHeight < STICK_PIXELS;
@@ -56,13 +59,38 @@ export class ChatView {
     this.el.scrollTop = this.el.scrollHeight;
   }
 
+  // A page of stored messages that starts at a user message (the rest of a turn cut by the page
+  // comes with the page before it), and where the page before it ends.
+  async historyPage(before = null) {
+    const cursor = before === null ? "" : `&before=${before}`;
+    const page = await this.api.get(`/v1/sessions/${this.id}/messages?limit=${HISTORY_LIMIT}${cursor}`);
+    let stored = page.data;
+    const start = stored.findIndex((message) => message.role === "user");
+    if (page.has_more && start > 0) stored = stored.slice(start);
+    this.earliest = stored.length ? stored[0].id : before;
+    this.earlierRow.hidden = !page.has_more;
+    return stored;
+  }
+
+  async loadEarlier() {
+    if (this.earliest === null) return;
+    this.earlier.disabled = true;
+    try {
+      const stored = await this.historyPage(this.earliest);
+      const height = this.el.scrollHeight;
+      this.stick = false;
+      this.inner.prepend(...buildTurns(stored).map((view) => view.el));
+      this.el.scrollTop += this.el.scrollHeight - height; // keep what was on screen in place
+    } catch (error) {
+      toast(`Could not load earlier messages: ${error.message}`, "error", 6000);
+    } finally {
+      this.earlier.disabled = false;
+    }
+  }
+
   async load() {
-    const [messages, session] = await Promise.all([
-      this.api.get(`/v1/sessions/${this.id}/messages?limit=${HISTORY_LIMIT}`),
-      this.api.get(`/v1/sessions/${this.id}`),
-    ]);
+    const [stored, session] = await Promise.all([this.historyPage(), this.api.get(`/v1/sessions/${this.id}`)]);
     this.session = session;
-    const stored = messages.data;
     let queue = { running: null, data: [] };
     if (session.busy) queue = await this.api.get(`/v1/sessions/${this.id}/queue`);
     this.queue = queue.data;

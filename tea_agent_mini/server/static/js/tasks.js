@@ -32,7 +32,7 @@ export function openTasks(app) {
 
   const showRuns = async (task, box) => {
     try {
-      const runs = listOf(await api.get(`${fillPath(itemPath, task.id)}/runs`), "runs").slice(0, 5);
+      const runs = listOf(await api.get(`${fillPath(itemPath, task.id)}/runs?limit=5`), "runs");
       box.replaceChildren(
         ...(runs.length
           ? runs.map((run) => h("div", { class: `run ${run.status}` }, `${when(run.started_at || run.scheduled_for)} · ${run.status}${run.error ? ` · ${run.error}` : ""}`))
