@@ -37,7 +37,8 @@ def test_two_tasks_against_the_scripted_model(scripted_server, agent_cli, capsys
     assert wrote["first_prompt_tokens"] == 2130 and not wrote["first_prompt_estimated"]
     assert wrote["background_requests"] >= 1  # the title, on the cheap lane
     assert wrote["prefix"]["steps"] == 1 and wrote["prefix"]["kept"] == 1
-    assert wrote["cache_reuse"] == 0.0  # the scripted server never reports cached tokens
+    # the scripted server reports the prefix its previous request shared, as llama.cpp does
+    assert wrote["cache_reuse"] >= 0.9
     turn = [r for r in wrote["request_detail"] if r["lane"] == "main"]
     assert [r["status"] for r in turn] == [200, 200] and all(r["seconds"] > 0 for r in turn)
 
