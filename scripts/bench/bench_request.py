@@ -203,6 +203,12 @@ def read_history(store: Any, topic: str) -> list:
     return store.messages.recent_turns(topic, RECENT_TURNS)
 
 
+def build(runtime: Any, session: Any, history: list) -> list:
+    """What the turn loop does before each model call: choose the tools, build the messages."""
+    runtime.offered_tools(session, history)
+    return runtime.build_context(session, history)
+
+
 def timed_ms(func: Callable[[], object]) -> float:
     start = time.perf_counter()
     func()
@@ -213,7 +219,6 @@ def measure_request(home: Path, topic: str, runs: int) -> dict:
     from tea_agent_mini.config import load_config
     from tea_agent_mini.context.builder import load_levels
     from tea_agent_mini.runtime import Runtime
-    from tea_agent_mini.skills.cache import cached_skills
     from tea_agent_mini.skills.loader import load_skills
 
     runtime = Runtime(load_config())
@@ -222,26 +227,28 @@ def measure_request(home: Path, topic: str, runs: int) -> dict:
     cold_memory_ms = timed_ms(lambda: runtime.memory.prompt_block(QUERY))
     session = runtime.session(topic)
     history = read_history(store, topic)
-    cold_build_ms = timed_ms(lambda: runtime.build_context(session, history))
+    cold_build_ms = timed_ms(lambda: build(runtime, session, history))
 
-    def request() -> None:
-        runtime.build_context(session, read_history(store, topic))
+    def first_request() -> None:  # a turn starts: memories, skills, tools chosen, then built
+        session.turn_context = None
+        build(runtime, session, read_history(store, topic))
+
+    def next_request() -> None:  # a later call of the same turn reuses the turn's context
+        build(runtime, session, read_history(store, topic))
 
     config = runtime.config
     parts = {
-        "request_build_ms": median_ms(request, runs),
+        "request_build_ms": median_ms(first_request, runs),
+        "per_iteration_build_ms": median_ms(next_request, runs),
         "history_read_ms": median_ms(lambda: read_history(store, topic), runs),
         "memory_block_ms": median_ms(lambda: runtime.memory.prompt_block(QUERY), runs),
         "skills_ms": median_ms(lambda: load_skills(config.home, config.workspace), runs),
-        "skills_cached_ms": median_ms(lambda: cached_skills(config.home, config.workspace), runs),
+        "skills_cached_ms": median_ms(lambda: runtime.skills.catalog(), runs),
         "topic_read_ms": median_ms(lambda: store.topics.get(topic), runs),
         "topic_prompt_ms": median_ms(lambda: store.topics.system_prompt(topic), runs),
         "l2_l3_read_ms": median_ms(lambda: load_levels(store, topic), runs),
     }
-    block = runtime.memory.prompt_block(QUERY)
-    runtime.memory.prompt_block = lambda query: block  # type: ignore[method-assign]
-    parts["per_iteration_build_ms"] = median_ms(request, runs)
-    request_messages = len(runtime.build_context(session, history))
+    request_messages = len(build(runtime, session, history))
     asyncio.run(runtime.aclose())
     return {
         "history_messages": len(history),
@@ -329,8 +336,8 @@ def show(result: dict) -> None:
     req, first = result["request"], result["first_turn"]
     print(f"Python {result['python']}, {result['messages']:,} messages in the topic, "
           f"{result['memories']:,} memories, median of {result['runs']}")  # fmt: skip
-    print(f"  (a) one model request, warm        {req['request_build_ms']:9.2f} ms  (target <= 20)")
-    print(f"      memory block once per turn     {req['per_iteration_build_ms']:9.2f} ms")
+    print(f"  (a) a turn's first request, warm   {req['request_build_ms']:9.2f} ms  (target <= 20)")
+    print(f"      each further request of it     {req['per_iteration_build_ms']:9.2f} ms")
     print(f"      read the history window        {req['history_read_ms']:9.2f} ms  "
           f"({req['history_messages']} messages)")  # fmt: skip
     print(f"      memory selection               {req['memory_block_ms']:9.2f} ms")
