@@ -94,7 +94,8 @@ def _tag_calls(content: str, names: ToolNames) -> _Found | None:
         return None
     ends, starts = [end for _, end, _ in spans[:-1]], [start for start, _, _ in spans[1:]]
     gaps = [content[end:start] for end, start in zip(ends, starts, strict=True)]
-    if any(gap.strip() for gap in gaps) or clean_template_tokens(content[spans[-1][1] :]):
+    tail = clean_template_tokens(content[spans[-1][1] :]).strip().strip("`")
+    if any(gap.strip() for gap in gaps) or tail:
         return None
     lead = content[: spans[0][0]].strip()
     if _EXAMPLE.search(lead.rsplit("\n", 1)[-1]):

@@ -153,6 +153,7 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
         # Qwen 1.5B echoing its template: the schemas' <tools> tag, doubled braces
         (f"<tools></tools> {{{LS}}}", "", [("toolkit_exec", {"command": "ls"})]),
         (f"<tools>\n{LS}\n</tools>", "", [("toolkit_exec", {"command": "ls"})]),
+        (f"<tools> {LS} </tools> ```", "", [("toolkit_exec", {"command": "ls"})]),
         (
             '{{"name": "toolkit_grep", "arguments": {"pattern": "heron", "glob": None}}}',
             "",
