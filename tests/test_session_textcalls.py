@@ -95,3 +95,40 @@ def test_a_text_call_the_model_explains_afterwards_is_only_text(
     events, _ = run_turn("how would you create made.txt?")
     assert isinstance(events[-1], Done) and events[-1].text == answer
     assert not (workspace / "made.txt").exists()
+
+
+def test_described_steps_are_sent_back_once_and_never_run(model_config, scripted_server, workspace):
+    exec_call = {"name": "toolkit_exec", "arguments": {"command": "echo ran > ran.txt"}}
+    described = (
+        "To do this I'll follow these steps:\n1. Run the command:\n"
+        f"{fenced(exec_call)}\n2. Then I will read the output."
+    )
+    scripted_server.push(
+        Reply(text=described),
+        Reply(text=fenced(exec_call)),
+        Reply(text="It printed nothing; ran.txt exists."),
+    )
+    events, history = run_turn("run echo ran into ran.txt")
+    assert (workspace / "ran.txt").exists()  # by the call made after the correction
+    assert [e.name for e in events if isinstance(e, ToolCallStart)] == ["toolkit_exec"]
+    assert any(isinstance(e, Notice) and "described tool calls" in e.message for e in events)
+    first, second, third = turn_requests(scripted_server)
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert second["messages"][-2] == {"role": "assistant", "content": described}
+    assert "reply with only that one tool call" in second["messages"][-1]["content"]
+    # the exchange is not stored: the history holds the call, its result and the answer
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert all(m.content != described for m in history)
+    assert "reply with only" not in json.dumps(third["messages"])
+
+
+def test_a_model_that_keeps_describing_gets_two_corrections_then_its_answer(
+    model_config, scripted_server, workspace
+):
+    call = {"name": "toolkit_exec", "arguments": {"command": "rm -rf build"}}
+    described = f"Let's do it step by step. First:\n{fenced(call)}\nThat cleans the build."
+    scripted_server.push(Reply(text=described), Reply(text=described), Reply(text=described))
+    events, history = run_turn("clean the build")
+    assert not any(isinstance(e, ToolCallStart) for e in events)
+    assert len(turn_requests(scripted_server)) == 3
+    assert isinstance(events[-1], Done) and events[-1].text == described

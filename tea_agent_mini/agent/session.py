@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
+MAX_CORRECTIONS = 2  # per turn
+# How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
+_OWN_STEPS = re.compile(
+    r"\b(?:I'll|I will|I am going to|I'm going to|let's|let me|we need to|we will|we can|"
+    r"first,|step \d|here's how I)",
+    re.I,
+)
+CORRECTION = (
+    "You described tool calls instead of making them. Do the next step now: reply with only "
+    "that one tool call and no other text."
+)
 ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 
 
@@ -119,6 +131,10 @@ class _Turn:
         self.usage = Usage()
         self.guard = LoopGuard()
         self.hard_target: int | None = None  # set after a context-length error
+        # a model that described its tool calls instead of making them is asked once to make
+        # them; the exchange is sent with the next request only, never stored
+        self.correction: list[dict[str, Any]] = []
+        self.corrections = 0
 
     async def run(self) -> AsyncIterator[Event]:
         from ..llm.textcalls import extract_text_tool_calls
@@ -153,6 +169,12 @@ class _Turn:
                     yield Notice(
                         f"model wrote {len(calls)} tool call(s) as text", kind="text_tools"
                     )
+            if not calls and self._correct(content, tools):
+                yield Notice(
+                    "the model described tool calls instead of making them; asked it to call",
+                    kind="text_tools",
+                )
+                continue
             if not calls:
                 async for event in self._finish(completion, content, iteration):
                     yield event
@@ -168,6 +190,23 @@ class _Turn:
         text = f"Stopped after {settings.max_iterations} iterations without a final answer."
         yield Notice(text, kind="max_iterations")
         yield await self._done(text, settings.max_iterations, "max_iterations")
+
+    def _correct(self, content: str, tools: list[dict[str, Any]]) -> bool:
+        """Whether to ask the model again because ``content`` quotes calls it did not make."""
+        from ..llm.textcalls import quoted_calls
+
+        if not tools or not content or self.corrections >= MAX_CORRECTIONS:
+            return False
+        if not _OWN_STEPS.search(content):  # documentation for the user may quote calls too
+            return False
+        if not quoted_calls(content, self.s.executor.toolkit.names()):
+            return False
+        self.corrections += 1
+        self.correction = [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": CORRECTION},
+        ]
+        return True
 
     async def _call_model(
         self, tools: list[dict[str, Any]], history: list[Message]
@@ -186,6 +225,7 @@ class _Turn:
         calibrator = self.s.calibrator
         calibrate = calibrator.apply if calibrator else int
         self.s.last_context_tokens = calibrate(estimate)
+        messages, self.correction = messages + self.correction, []
         try:
             async for event in self.s.llm.stream(messages, tools or None):
                 if isinstance(event, Completion) and event.usage and calibrator is not None:

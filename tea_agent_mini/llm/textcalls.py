@@ -34,7 +34,7 @@ from .textcall_shapes import (
     tool_call_tag_calls,
 )
 
-__all__ = ["extract_text_tool_calls"]
+__all__ = ["extract_text_tool_calls", "quoted_calls"]
 
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`", re.S)
@@ -72,6 +72,26 @@ def extract_text_tool_calls(
     text = _normalise(content)
     found = _tag_calls(text, names) or _reply_calls(text, names)
     return found or (content, [])
+
+
+def quoted_calls(content: str, tool_names: Collection[str]) -> list[ToolCall]:
+    """Calls of known tools that ``content`` quotes among other text, in order: what a small
+    model writes when it describes its steps instead of taking them. They are never run (the
+    rules above hold); the turn loop asks the model to make the call instead."""
+    names = ToolNames(frozenset(n for n in tool_names))
+    text = _normalise(content)
+    calls: list[ToolCall] = []
+    pos = text.find("{")
+    while pos >= 0:
+        try:
+            value, end = read_json_value(text, pos)
+        except JSONRepairError:
+            pos = text.find("{", pos + 1)
+            continue
+        found = calls_from_value(value, names)
+        calls += [call for call in found if call.name in names.known]
+        pos = text.find("{", max(end, pos + 1))
+    return calls
 
 
 def _normalise(content: str) -> str:
