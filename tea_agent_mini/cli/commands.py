@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from dataclasses import replace
+from typing import Any
 
 from .._version import __version__
 from ..config import Config, load_config
@@ -57,6 +58,7 @@ async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
 
     runtime = Runtime(config)
     try:
+        await _wait_for_mcp(runtime)
         session = runtime.session(
             topic_id,
             approve=terminal_approval(),
@@ -70,6 +72,21 @@ async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
                 printer(event)
     finally:
         await runtime.aclose()
+
+
+async def _wait_for_mcp(runtime: Any) -> None:
+    """One turn should see the MCP servers' tools from its first request: wait (bounded, and
+    said on stderr) for the configured servers to start."""
+    runtime.toolkit  # noqa: B018 - a cached property: loading it starts the servers
+    manager = runtime.mcp
+    if manager is None:
+        return
+    print("waiting for MCP servers to start...", file=sys.stderr)
+    for status in await asyncio.to_thread(manager.wait_ready, manager.startup_timeout):
+        if status.state != "ready":
+            print(
+                f"MCP server {status.name}: {status.state} {status.error}".rstrip(), file=sys.stderr
+            )
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

@@ -126,6 +126,19 @@ class McpManager:
             self._loop.submit(self._sync_into(toolkit))
             self._loop.submit(self._start_all(self._startable()))
 
+    def wait_ready(self, timeout: float) -> list[ServerStatus]:
+        """Wait (at most ``timeout`` seconds) until every enabled server is ready or failed, then
+        bring the toolkits up to date: for one-shot commands, whose first request should offer
+        the servers' tools."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+            r.config.enabled and r.state in (STOPPED, STARTING) for r in self._servers.values()
+        ):
+            time.sleep(0.05)
+        for toolkit in self._toolkits:
+            self._loop.run(self._sync_into(toolkit), 10.0)
+        return self.status()
+
     def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> str:
