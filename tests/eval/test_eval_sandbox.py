@@ -43,6 +43,17 @@ def test_the_config_is_what_the_agent_loads(sandbox):
     assert config.main_model.model_name == config.cheap_model.model_name == "qwen"
     assert config.main_model.max_context_tokens == 8192
     assert config.workspace == sandbox.workspace
+    assert config.main_model.temperature is None  # the server's default unless asked
+
+
+def test_a_temperature_reaches_both_models(sandbox):
+    settings = ModelSettings(model="qwen", temperature=0.2)
+    data = config_data(
+        settings, "http://127.0.0.1:1/m/v1", "http://127.0.0.1:1/c/v1", sandbox.workspace
+    )
+    write_config(sandbox.home, data)
+    config = load_config(home=sandbox.home, env={})
+    assert config.main_model.temperature == config.cheap_model.temperature == 0.2
     assert config.agent.approval == "auto"
 
 

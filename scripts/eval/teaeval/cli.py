@@ -41,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--max-context", type=int, default=8192, help="max_context_tokens")
     parser.add_argument("--max-iterations", type=int, default=20, help="agent.max_iterations")
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (default: the server's)",
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per task")
     parser.add_argument("--request-timeout", type=float, default=600.0, help="per model call")
     parser.add_argument("--seed", default="1", help="makes the tasks' numbers and words")
@@ -86,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             max_context=args.max_context,
             max_iterations=args.max_iterations,
             read_timeout=args.request_timeout,
+            temperature=args.temperature,
         ),
         timeout=args.timeout,
         keep=args.keep,
@@ -124,5 +131,6 @@ def _run_info(args: argparse.Namespace, options: RunOptions) -> dict[str, Any]:
         "seed": args.seed,
         "max_context": args.max_context,
         "max_iterations": args.max_iterations,
+        "temperature": args.temperature,
         "timeout": args.timeout,
     }

@@ -65,6 +65,7 @@ class ModelSettings:
     max_context: int = 8192
     max_iterations: int = 20
     read_timeout: float = 600.0
+    temperature: float | None = None  # None: the server's default
 
 
 def config_data(
@@ -77,7 +78,7 @@ def config_data(
     """The config.yaml of one session: both models through the proxy, on their own lanes."""
 
     def model(url: str) -> dict[str, Any]:
-        return {
+        data = {
             "api_url": url,
             "model_name": settings.model,
             "api_key": settings.api_key,
@@ -85,6 +86,9 @@ def config_data(
             "read_timeout": settings.read_timeout,
             "max_retries": 1,
         }
+        if settings.temperature is not None:
+            data["temperature"] = settings.temperature
+        return data
 
     data: dict[str, Any] = {
         "main_model": model(main_url),
