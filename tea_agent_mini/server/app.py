@@ -114,7 +114,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
             Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))
         )
     middleware.append(Middleware(RequestGuard, policy=policy))
-    middleware.append(Middleware(WarmUp, runtime=runtime))
+    middleware.append(Middleware(WarmUp, runtime=runtime, keyed=key is not None))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
