@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
@@ -103,3 +104,28 @@ def test_a_notice_is_printed(model_config, scripted_server):
     term.wait_for("* Backup done: 3 files saved")
     code, out = term.finish()
     assert code == 0 and out.strip() == "Done."
+
+
+def test_without_a_terminal_nobody_is_asked(model_config, scripted_server, workspace):
+    config = yaml.safe_load(model_config.read_text(encoding="utf-8"))
+    config["agent"]["approval"] = "ask"
+    model_config.write_text(yaml.safe_dump(config), encoding="utf-8")
+    write = {"action": "write", "filename": "notes.txt", "content": "hello"}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_file", write)]),
+        Reply(tool_calls=[ToolCallSpec("toolkit_question", ASK)]),
+        Reply(text="Could not."),
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tea_agent_mini", "run", "write notes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.decode().strip() == "Could not."
+    refused, asked = (r["messages"][-1]["content"] for r in turn_requests(scripted_server)[1:3])
+    assert "needs the user's approval (approval: ask), but nobody can be asked" in refused
+    assert "declined" not in refused and not (workspace / "notes.txt").exists()
+    assert asked.startswith("No one can be asked here")

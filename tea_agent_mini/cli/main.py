@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="start the web server (default)")
     serve.add_argument("--host", help="address to bind (default: server.host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: server.port, 8080)")
-    serve.add_argument("--api-key", help="access token required on /v1 routes")
+    serve.add_argument(
+        "--api-key", help="access token required on /v1 routes (16+ characters beyond loopback)"
+    )
 
     run = sub.add_parser("run", parents=[common], help="run one prompt and print the answer")
     run.add_argument("prompt", nargs="+", help="the prompt ('-' reads it from stdin)")

@@ -21,12 +21,13 @@ def read_line(timeout: float | None = None) -> str | None:
     return line.rstrip("\r\n") if line else None
 
 
-def terminal_approval() -> ApprovalCallback:
-    """Ask on the terminal before a mutating tool runs; without a terminal, refuse."""
+def terminal_approval() -> ApprovalCallback | None:
+    """Ask on the terminal before a mutating tool runs. None without a terminal: then the
+    executor refuses the call, saying that nobody can be asked."""
+    if not sys.stdin.isatty():
+        return None
 
     def approve(name: str, arguments: str) -> bool:
-        if not sys.stdin.isatty():
-            return False
         sys.stderr.write(f"Allow {name}({arguments[:300]})? [y/N] ")
         sys.stderr.flush()
         return (read_line() or "").strip().lower() in {"y", "yes"}
@@ -34,15 +35,15 @@ def terminal_approval() -> ApprovalCallback:
     return approve
 
 
-def terminal_question() -> AskUserCallback:
-    """Ask on the terminal; None (the tool then uses its default) without a terminal or when
-    nothing is typed within the tool's timeout."""
+def terminal_question() -> AskUserCallback | None:
+    """Ask on the terminal; the answer is None (the tool then uses its default) when nothing is
+    typed within the tool's timeout. None without a terminal: the tool says nobody can be asked."""
+    if not sys.stdin.isatty():
+        return None
 
     def ask(
         question: str, choices: list[str] | None, timeout: float, default: str | None
     ) -> str | None:
-        if not sys.stdin.isatty():
-            return None
         lines = [f"\n? {question}"]
         lines += [f"  {number}) {choice}" for number, choice in enumerate(choices or [], 1)]
         hint = "a number or your own answer" if choices else "your answer"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tea_agent_mini.mcp.errors import McpError, McpTransportError
 from tea_agent_mini.mcp.jsonrpc import Message, dumps, loads
+from tea_agent_mini.private import private_dirs
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +228,7 @@ def _open_log(path: Path | None):
     if path is None:
         return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(path.parent)
         return path.open("a", encoding="utf-8")
     except OSError as exc:
         logger.warning("cannot write the MCP server log %s: %s", path, exc)

@@ -1,5 +1,9 @@
 """Storing candidates without piling up duplicates.
 
+No merge may lose a fact: two texts are never merged when the one whose content would be dropped
+has a number, name, host or version the kept one lacks (see ``terms.lost_facts``), so "staging
+IP is 10.0.0.5" and "production IP is 10.0.0.9" stay two memories.
+
 For each candidate: an active memory with the same content hash absorbs it; otherwise the most
 similar active memory by keyword Jaccard (words + CJK bigrams, ×1.1 within the same category)
 absorbs it when the similarity reaches 0.3; otherwise it is added. Candidates of one batch are
@@ -19,12 +23,13 @@ from ..store.memories import Memory, MemoryRepository
 from ..vectors import dot
 from .index import MemoryVectors
 from .model import Candidate, Priority
-from .terms import content_hash, jaccard, keyword_terms
+from .terms import content_hash, jaccard, keyword_terms, lost_facts
 
 __all__ = [
     "IngestOutcome",
     "enforce_critical_cap",
     "ingest_candidates",
+    "may_merge",
     "merge_candidates",
     "similarity",
 ]
@@ -61,6 +66,15 @@ def _earlier(a: float | None, b: float | None) -> float | None:
 
 def _union(a: Sequence[str], b: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*a, *b]))
+
+
+def may_merge(a: str, b: str) -> bool:
+    """Whether merging the texts keeps every fact: the one whose content the merge drops (the
+    shorter) names no number, name, host or version that the other lacks."""
+    if len(a.strip()) == len(b.strip()):
+        return not lost_facts(a, b) and not lost_facts(b, a)
+    shorter, longer = sorted((a, b), key=lambda text: len(text.strip()))
+    return not lost_facts(shorter, longer)
 
 
 def merge_candidates(kept: Candidate, other: Candidate) -> Candidate:
@@ -132,7 +146,9 @@ def _merge_batch(
         for n, (other, other_vector) in enumerate(kept):
             if vector is None or other_vector is None or len(vector) != len(other_vector):
                 continue
-            if dot(vector, other_vector) >= BATCH_COSINE:
+            if dot(vector, other_vector) >= BATCH_COSINE and may_merge(
+                other.content, candidate.content
+            ):
                 merged = merge_candidates(other, candidate)
                 chosen = vector if merged.content == candidate.content else other_vector
                 kept[n] = (merged, chosen)
@@ -176,6 +192,8 @@ def _most_similar(repo: MemoryRepository, candidate: Candidate, now: float) -> M
     terms = keyword_terms(candidate.content)
     best, best_score = None, 0.0
     for memory, _ in repo.search_keyword(candidate.content, limit=_SIMILAR_POOL, now=now):
+        if not may_merge(memory.content, candidate.content):
+            continue
         score = similarity(
             terms, keyword_terms(memory.content), memory.category == candidate.category
         )

@@ -11,12 +11,21 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-__all__ = ["content_hash", "jaccard", "keyword_terms", "normalise_text"]
+__all__ = [
+    "content_hash",
+    "fact_markers",
+    "jaccard",
+    "keyword_terms",
+    "lost_facts",
+    "normalise_text",
+]
 
 # Kana, CJK extension A, CJK unified ideographs, compatibility ideographs, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKENS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
 _SPACES = re.compile(r"\s+")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_DOTTED = re.compile(r"[^\W_]+(?:[.:][^\W_]+)+")  # hosts, versions, host:port
 
 # Words so common that two unrelated English sentences would share them; without this list
 # "I like tea" and "I like cats" would pass the 0.3 merge threshold.
@@ -71,3 +80,35 @@ def jaccard(a: Collection[str], b: Collection[str]) -> float:
     large_set = large if isinstance(large, (set, frozenset)) else set(large)
     shared = sum(1 for term in set(small) if term in large_set)
     return shared / (len(set(a)) + len(set(b)) - shared)
+
+
+def fact_markers(text: str) -> set[str]:
+    """What tells one fact from a similar one: numbers, hosts and versions, and names
+    (capitalised words that are not stopwords), case-folded."""
+    text = unicodedata.normalize("NFKC", text)
+    markers = set(_NUMBER.findall(text)) | {
+        d.casefold() for d in _DOTTED.findall(text) if _host_like(d)
+    }
+    for _cjk, word in _TOKENS.findall(text):
+        folded = word.casefold()
+        if word != folded and folded not in STOPWORDS:
+            markers.add(_singular(folded))
+    return markers
+
+
+def lost_facts(dropped: str, kept: str) -> set[str]:
+    """The markers of ``dropped`` that ``kept`` does not mention: what a merge keeping only
+    ``kept`` would lose ("10.0.0.5" against "10.0.0.9", "Hermes" against "Apollo")."""
+    return fact_markers(dropped) - _vocabulary(kept)
+
+
+def _vocabulary(text: str) -> set[str]:
+    text = unicodedata.normalize("NFKC", text)
+    words = {_singular(cjk or word) for cjk, word in _TOKENS.findall(text.casefold())}
+    dotted = {d.casefold() for d in _DOTTED.findall(text)}
+    return words | dotted | set(_NUMBER.findall(text))
+
+
+def _host_like(dotted: str) -> bool:
+    # "e.g" and "i.e" are abbreviations, not hosts or versions
+    return any(c.isdigit() for c in dotted) or len(re.split(r"[.:]", dotted)[-1]) >= 2

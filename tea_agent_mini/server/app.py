@@ -38,7 +38,17 @@ from .routes import (
     uploads,
 )
 from .runtimes import RuntimePool
-from .security import HostGuard, RequestGuard, SecurityPolicy, cors_middleware_options, is_loopback
+from .security import (
+    MIN_KEY_LENGTH,
+    HostGuard,
+    RequestGuard,
+    SecurityPolicy,
+    access_key,
+    bind_address,
+    cors_middleware_options,
+    is_loopback,
+    url_host,
+)
 from .state import ServerState, blocking
 from .static import PackageAssets
 from .turns import ShuttingDown, TurnManager
@@ -83,7 +93,7 @@ def all_routes() -> list[BaseRoute]:
 def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     """The ASGI app over ``runtime``; ``api_key`` (else ``server.api_key``) guards ``/v1``."""
     server = runtime.config.server
-    key = api_key or server.api_key or None
+    key = access_key(api_key, server.api_key)
     policy = SecurityPolicy.build(
         api_key=key,
         bind_host=server.host,
@@ -104,7 +114,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
             Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))
         )
     middleware.append(Middleware(RequestGuard, policy=policy))
-    middleware.append(Middleware(WarmUp, runtime=runtime))
+    middleware.append(Middleware(WarmUp, runtime=runtime, keyed=key is not None))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -163,12 +173,21 @@ def build_server(app: Starlette, host: str, port: int) -> uvicorn.Server:
 
 def bind_refusal(host: str, api_key: str | None) -> str | None:
     """Why the server must not listen on ``host`` (None when it may)."""
-    if is_loopback(host) or api_key:
+    if is_loopback(host):
         return None
-    return (
-        f"refusing to listen on {host} without an API key: anyone on the network could run "
-        "commands; set server.api_key or pass --api-key (or bind 127.0.0.1)"
-    )
+    key = access_key(api_key)
+    if key is None:
+        return (
+            f"refusing to listen on {host} without an API key: anyone on the network could run "
+            "commands; set server.api_key or pass --api-key (or bind 127.0.0.1)"
+        )
+    if len(key) < MIN_KEY_LENGTH:
+        return (
+            f"refusing to listen on {host} with an API key of {len(key)} characters: beyond "
+            f"loopback the key must have at least {MIN_KEY_LENGTH}, so it cannot be guessed "
+            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+        )
+    return None
 
 
 def serve(
@@ -181,9 +200,9 @@ def serve(
     from ..errors import TeaAgentError
     from ..runtime import Runtime
 
-    host = host or config.server.host or "127.0.0.1"
+    host = bind_address(host or config.server.host or "127.0.0.1")
     port = config.server.port if port is None else port
-    key = api_key or config.server.api_key or None
+    key = access_key(api_key, config.server.api_key)
     refusal = bind_refusal(host, key)
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
@@ -196,8 +215,9 @@ def serve(
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     server = build_server(create_app(runtime, api_key=key), host, port)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"tea-agent-mini serving http://{shown}:{port}/ (API docs: /docs)", file=sys.stderr)
+    print(
+        f"tea-agent-mini serving http://{url_host(host)}:{port}/ (API docs: /docs)", file=sys.stderr
+    )
     try:
         server.run()
     except SystemExit as exc:  # uvicorn exits when it cannot bind the port

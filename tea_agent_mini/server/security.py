@@ -30,6 +30,7 @@ from .api_errors import ApiError
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+MIN_KEY_LENGTH = 16  # for a bind beyond loopback: a short token falls to guessing
 BODY_LIMIT = 8 * 1024 * 1024
 # Larger bodies where they make sense: a 20 MB file plus the multipart framing; chat requests
 # whose messages carry images as data URLs.
@@ -43,6 +44,27 @@ SECURITY_HEADERS = [
 
 def strip_brackets(host: str) -> str:
     return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def access_key(*candidates: str | None) -> str | None:
+    """The first key that is more than whitespace, stripped (a header value cannot carry the
+    outer spaces, so such a key could never match); None when there is none."""
+    for candidate in candidates:
+        key = (candidate or "").strip()
+        if key:
+            return key
+    return None
+
+
+def bind_address(host: str) -> str:
+    """What to bind: an IPv6 literal without its brackets (``[::1]`` -> ``::1``)."""
+    return strip_brackets(host.strip())
+
+
+def url_host(host: str) -> str:
+    """``host`` as it goes into a URL: an IPv6 literal in exactly one pair of brackets."""
+    address = bind_address(host)
+    return f"[{address}]" if ":" in address else address
 
 
 def is_loopback(host: str) -> bool:

@@ -68,6 +68,7 @@ class QueueItem:
     id: str
     content: str | list[dict[str, Any]]
     profile: str | None = None
+    interactive: bool = True  # False: whoever waits for the turn cannot answer its questions
     created: float = field(default_factory=time.time)
 
     @property
@@ -181,14 +182,19 @@ class TurnManager:
     # -- commands -----------------------------------------------------------------------------
 
     def submit(
-        self, topic_id: str, content: str | list[dict[str, Any]], profile: str | None = None
+        self,
+        topic_id: str,
+        content: str | list[dict[str, Any]],
+        profile: str | None = None,
+        interactive: bool = True,
     ) -> Submission:
-        """Queue a message; it starts at once when the session is idle."""
+        """Queue a message; it starts at once when the session is idle. A turn that is not
+        ``interactive`` asks nobody: approvals are refused and questions get their default."""
         if self._closing:
             raise ShuttingDown("the server is shutting down")
         channel = self._channel(topic_id)
         since = channel.last_id
-        item = QueueItem(id=uuid.uuid4().hex[:16], content=content, profile=profile)
+        item = QueueItem(uuid.uuid4().hex[:16], content, profile, interactive)
         channel.queue.append(item)
         if channel.current is None:
             self._advance(channel)
@@ -332,8 +338,8 @@ class TurnManager:
                 self._open_session,
                 channel.topic_id,
                 item.profile,
-                approve=hooks.approve,
-                ask_user=hooks.ask_user,
+                approve=hooks.approve if item.interactive else None,
+                ask_user=hooks.ask_user if item.interactive else None,
                 on_notice=hooks.on_notice,
             )
             session = await asyncio.to_thread(open_session)

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..private import private_dirs
+
 UPLOAD_LIMIT = 20 * 1024 * 1024
 TEXT_ATTACH_LIMIT = 200 * 1024
 UPLOAD_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -100,7 +102,7 @@ class UploadStore:
             raise UploadRejected(f"the file is larger than {self.limit} bytes")
         media = sniff_type(data, filename)
         upload = Upload(uuid.uuid4().hex, clean_name(filename), media, len(data), time.time())
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.directory)
         path = self._data_path(upload)
         _write_private(path, data)
         _write_private(self._meta_path(upload.id), json.dumps(asdict(upload)).encode())

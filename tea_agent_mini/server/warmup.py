@@ -4,6 +4,9 @@ Importing the turn loop, the model client and the tools takes a few hundred mill
 more on a Raspberry Pi) and some megabytes. Doing it at start would slow the cold start and grow
 an idle server; doing it in the first turn delays the first answer. So the first request for the
 UI or an API route starts it in a worker thread, and the user is usually still typing.
+
+Warming up starts the configured MCP servers, which are processes: on a server with an API key only
+an authenticated ``/v1`` request may cause that, not a visit to the public UI page.
 """
 
 from __future__ import annotations
@@ -39,21 +42,25 @@ def warm_up(runtime: Runtime) -> None:
 
 
 class WarmUp:
-    """ASGI middleware: the first request to ``/`` or ``/v1`` starts :func:`warm_up`."""
+    """ASGI middleware: the first request to ``/v1`` (or to ``/`` on a server without a key)
+    starts :func:`warm_up`. It must sit inside ``RequestGuard``, so a ``/v1`` request that
+    reaches it has passed the key check."""
 
-    def __init__(self, app: ASGIApp, runtime: Runtime) -> None:
+    def __init__(self, app: ASGIApp, runtime: Runtime, keyed: bool = False) -> None:
         self.app = app
         self.runtime = runtime
+        self.keyed = keyed
         self.started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.started and scope["type"] == "http":
-            path = scope.get("path", "")
-            if path == "/" or path.startswith("/v1/"):
-                self.started = True
-                loop = asyncio.get_running_loop()
-                loop.run_in_executor(None, warm_up, self.runtime).add_done_callback(_report)
+        if not self.started and scope["type"] == "http" and self._starts(scope.get("path", "")):
+            self.started = True
+            loop = asyncio.get_running_loop()
+            loop.run_in_executor(None, warm_up, self.runtime).add_done_callback(_report)
         await self.app(scope, receive, send)
+
+    def _starts(self, path: str) -> bool:
+        return path.startswith("/v1/") or (path == "/" and not self.keyed)
 
 
 def _report(future: asyncio.Future[None]) -> None:

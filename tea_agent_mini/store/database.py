@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
+from ..private import private_dirs, private_file, tighten
 
 if TYPE_CHECKING:
     import os
@@ -52,6 +53,8 @@ class Database:
     def open(cls, path: str | os.PathLike[str]) -> Database:
         """Open (or create) the file at ``path``, set the connection pragmas, read the schema.
 
+        The file and its -wal and -shm are made 0600, a folder created for it 0700.
+
         Raises:
             StoreError: the directory cannot be created, the file is not an SQLite database,
                 or SQLite refuses to open it. The file is never modified in those cases.
@@ -61,9 +64,15 @@ class Database:
         path = Path(path).expanduser()
         _refuse_foreign_file(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the directory for the store {path}: {exc}") from exc
+        try:
+            private_file(path)
+            for suffix in ("-wal", "-shm"):
+                tighten(path.with_name(path.name + suffix))
+        except OSError as exc:
+            raise StoreError(f"cannot make the store {path} private: {exc}") from exc
         try:
             conn = sqlite3.connect(
                 str(path),

@@ -135,8 +135,8 @@ class ToolExecutor:
         approve = self.context.approve
         if approve is None:
             raise ToolError(
-                f"{spec.name} needs the user's approval (approval: ask), but no one can be asked "
-                "here; the call was not run."
+                f"{spec.name} needs the user's approval (approval: ask), but nobody can be asked "
+                "here (an API call or a run without a terminal); the call was not run."
             )
         arguments_json = json.dumps(arguments, ensure_ascii=False)
         if not await asyncio.to_thread(approve, spec.name, arguments_json):

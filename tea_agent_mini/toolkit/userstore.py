@@ -3,10 +3,16 @@
 Layout::
 
     tools/<name>.py                    the live code of a self-made tool
-    tools/<name>.json                  {name, description, parameters, version, mutates, ...}
+    tools/<name>.json                  {name, description, parameters, version, read_only, ...}
     tools/.versions/<name>/v<N>.py     every saved version, the live one included
     tools/.versions/<name>/v<N>.json
     tools/<other>.py                   a hand-written module with @tool functions (no .json)
+
+A self-made tool counts as mutating (it needs approval under ``ask`` and is refused under
+``never``): its code can do anything. Only the user can mark one read-only, by setting
+``"read_only": true`` in ``tools/<name>.json`` by hand; the model has no say in it, and a newer
+saved version is mutating again until the user marks it. The ``mutates`` key older versions wrote
+was the model's word and is ignored.
 
 Each file is imported on its own under a unique module name, so a broken file is reported with
 its error and never stops the others from loading.
@@ -54,7 +60,7 @@ class ToolMeta:
     parameters: dict[str, Any]
     version: int
     created: str
-    mutates: bool = True
+    read_only: bool = False  # set by the user's hand only, see the module docstring
 
     @classmethod
     def from_json(cls, text: str) -> ToolMeta:
@@ -67,8 +73,12 @@ class ToolMeta:
             parameters=check_schema(data["parameters"]),
             version=int(data.get("version", 1)),
             created=str(data.get("created", "")),
-            mutates=bool(data.get("mutates", True)),
+            read_only=data.get("read_only") is True,
         )
+
+    @property
+    def mutates(self) -> bool:
+        return not self.read_only
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n"

@@ -188,11 +188,6 @@ SAVE_PARAMETERS = {
             '{...}, "required": [...]}; properties must match the function parameters',
         },
         "code": {"type": "string", "description": "the Python source of the tool module"},
-        "mutates": {
-            "type": "boolean",
-            "description": "false if the tool only reads or computes (then it is allowed in "
-            "read-only mode); default true",
-        },
     },
     "required": ["name", "description", "parameters", "code"],
 }
@@ -207,7 +202,9 @@ SAVE_PARAMETERS = {
     "Helper functions must start with '_'. Every parameter must be a property of the schema "
     "(those without a default in 'required'). Return a string or JSON-able data. Only installed "
     "modules can be imported. Saving again creates a new version; see toolkit_list_versions "
-    "and toolkit_rollback.",
+    "and toolkit_rollback. Saved tools always count as writing (they need approval and are not "
+    "available in read-only mode); only the user can mark one read-only, by hand, with "
+    '"read_only": true in its .json file.',
     SAVE_PARAMETERS,
     mutates=True,
 )
@@ -217,7 +214,6 @@ def toolkit_save(
     description: str,
     parameters: dict[str, Any] | str,
     code: str,
-    mutates: bool = True,
 ) -> str:
     toolkit = _live_toolkit(ctx)
     check_tool_name(name)
@@ -239,7 +235,6 @@ def toolkit_save(
         parameters=schema,
         version=store.next_version(name),
         created=now_iso(),
-        mutates=mutates,
     )
     try:
         store.save(meta, code)

@@ -161,3 +161,51 @@ def test_enforce_cap_does_nothing_under_the_cap(store):
 
 def test_ingest_skips_empty_candidates(store):
     assert ingest_candidates(store.memories, [Candidate("   ")], T0) == []
+
+
+DISTINCT_FACTS = [
+    ("staging server IP is 10.0.0.5", "production server IP is 10.0.0.9"),
+    ("Project Apollo uses PostgreSQL", "Project Hermes uses MySQL"),
+    ("Apollo uses PostgreSQL", "Project Hermes uses MySQL"),
+    ("The API runs on api.example.com", "The API runs on api.example.org"),
+    ("The build needs Python 3.11", "The build needs Python 3.12"),
+    ("Deploy with the key of Alice", "Deploy with the key of Bob"),
+]
+NEAR_DUPLICATES = [
+    ("The user prefers dark mode", "User prefers dark mode."),
+    ("I like tea", "I really like tea"),
+    ("The user's name is Ada", "User's name is Ada."),
+    ("Deploys go to staging first", "Deploys go to staging first, always"),
+    ("The build needs Python 3.11", "the build really needs Python 3.11"),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), DISTINCT_FACTS)
+def test_texts_with_different_facts_are_never_merged(manager, store, first, second):
+    assert manager.add(first, category="fact").action == "added"
+    assert manager.add(second, category="fact").action == "added"
+    contents = {m.content for m in store.memories.list(limit=None, now=T0)}
+    assert contents == {first, second}
+
+
+@pytest.mark.parametrize(("first", "second"), NEAR_DUPLICATES)
+def test_near_duplicates_still_merge(manager, store, first, second):
+    kept = manager.add(first, category="preference").memory
+    outcome = manager.add(second, category="preference")
+    assert outcome.action in ("merged", "duplicate") and outcome.memory.id == kept.id
+    assert store.memories.stats(T0).active == 1
+
+
+def test_a_batch_never_merges_different_facts_even_at_cosine_one(store):
+    class SameVector:
+        model_name = "flat"
+
+        def embed(self, texts):
+            return [[1.0, 0.0] for _ in texts]
+
+    manager = MemoryManager(store, SameVector(), clock=lambda: T0)
+    pairs = [*DISTINCT_FACTS[:2], NEAR_DUPLICATES[0]]
+    for first, second in pairs:
+        store.memories.soft_delete([m.id for m in store.memories.list(limit=None, now=T0)], T0)
+        outcomes = manager.ingest([Candidate(first), Candidate(second)])
+        assert len(outcomes) == (1 if (first, second) in NEAR_DUPLICATES else 2)

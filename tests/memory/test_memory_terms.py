@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tea_agent_mini.memory.terms import content_hash, jaccard, keyword_terms
+from tea_agent_mini.memory.terms import (
+    content_hash,
+    fact_markers,
+    jaccard,
+    keyword_terms,
+    lost_facts,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +57,24 @@ def test_content_hash_ignores_case_width_and_spacing():
     assert content_hash("Use  Python\n3.11 ") == content_hash("use python 3.11")
     assert content_hash("ＡＢＣ") == content_hash("abc")
     assert content_hash("use python 3.11") != content_hash("use python 3.12")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Apollo uses PostgreSQL 15 on db.example.com",
+            {"apollo", "postgresql", "15", "db.example.com"},
+        ),
+        ("The user likes tea, e.g. green tea", set()),
+        ("用Python写脚本", {"python"}),
+        ("server at 10.0.0.5:8080", {"10.0.0.5:8080"}),
+    ],
+)
+def test_fact_markers(text, expected):
+    assert fact_markers(text) == expected
+
+
+def test_lost_facts_are_the_markers_the_kept_text_lacks():
+    assert lost_facts("staging IP is 10.0.0.5", "production IP is 10.0.0.9") == {"10.0.0.5"}
+    assert lost_facts("Deploys go to staging", "deploys go to staging, then production") == set()

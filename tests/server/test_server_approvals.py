@@ -1,12 +1,15 @@
 """``approval: ask`` in a server turn: the mutating call waits for an ``approval`` question on the
-UI event stream, answered through POST .../questions/{qid}; Deny or no answer refuses the call."""
+UI event stream, answered through POST .../questions/{qid}; Deny or no answer refuses the call.
+Over ``/v1/chat/completions`` nobody can answer, so the call is refused at once."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
+import openai
 import pytest
 
 from tea_agent_mini.server import interactions
@@ -94,3 +97,25 @@ def test_other_policies_ask_nobody(http, scripted_server, workspace: Path, polic
     _, events = read_events(http, "POST", f"/v1/sessions/{sid}/messages", json={"content": "x"})
     assert "question" not in types_of(events)
     assert (workspace / "notes.txt").exists() is (policy == "auto")
+
+
+def test_an_api_call_has_nobody_to_ask_and_is_refused_at_once(
+    http, live, scripted_server, workspace: Path
+):
+    write_turn(scripted_server)
+    assert http.patch("/v1/config", json={"agent": {"approval": "ask"}}).status_code == 200
+    started = time.monotonic()
+    # the client's timeout keeps a regression (a wait of APPROVAL_TIMEOUT) from hanging the run
+    with openai.OpenAI(base_url=live.url + "/v1", api_key="-", max_retries=0, timeout=20) as api:
+        completion = api.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "write it"}]
+        )
+    assert time.monotonic() - started < 10
+    assert completion.choices[0].message.content == "Finished."
+    tool_message = scripted_server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert (
+        "needs the user's approval (approval: ask), but nobody can be asked"
+        in (tool_message["content"])
+    )
+    assert "declined" not in tool_message["content"] and not (workspace / "notes.txt").exists()

@@ -35,13 +35,55 @@ def test_serve_refuses_public_bind_without_key(host, capsys):
         ("localhost", None, False),
         ("::1", None, False),
         ("127.0.0.5", None, False),
-        ("0.0.0.0", "k", False),
+        ("[::1]", None, False),
+        ("127.0.0.1", "short", False),
+        ("0.0.0.0", "k" * 16, False),
         ("0.0.0.0", None, True),
         ("10.0.0.1", "", True),
+        ("10.0.0.1", " \t ", True),
     ],
 )
 def test_bind_refusal(host, key, refused):
     assert (bind_refusal(host, key) is not None) is refused
+
+
+@pytest.mark.parametrize("key", ["k" * 15, "  " + "k" * 15 + "  "])
+def test_a_short_key_is_refused_beyond_loopback(key, capsys):
+    assert serve(load_config(), host="0.0.0.0", port=1, api_key=key) == 2
+    err = capsys.readouterr().err
+    assert "API key of 15 characters" in err and "at least 16" in err
+
+
+def test_a_whitespace_key_is_no_key(capsys):
+    assert serve(load_config(), host="10.0.0.1", port=1, api_key="   ") == 2
+    assert "without an API key" in capsys.readouterr().err
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
+def test_a_bracketed_ipv6_host_binds_and_is_shown_with_one_pair(tea_home: Path):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tea_agent_mini.server", "--host", "[::1]", "--port", str(port)],
+        env=_env(tea_home),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_healthy(f"http://[::1]:{port}", process)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    banner = process.stderr.read()
+    assert f"serving http://[::1]:{port}/ " in banner and "[[" not in banner, banner
 
 
 def _env(home: Path) -> dict[str, str]:

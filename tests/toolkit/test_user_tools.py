@@ -155,7 +155,7 @@ def test_rollback_to_an_unknown_version_changes_nothing(executor):
     assert call(executor, "greet", who="A").output == "v1 hello A"
 
 
-def test_kwargs_tool_with_context_and_read_only_flag(executor, workspace):
+def test_kwargs_tool_with_context(executor, workspace):
     (workspace / "notes.txt").write_text("one two three", encoding="utf-8")
     code = (
         "import json\n\n"
@@ -176,10 +176,8 @@ def test_kwargs_tool_with_context_and_read_only_flag(executor, workspace):
         description="Count words.",
         parameters=json.dumps(schema),  # models sometimes send the schema as a string
         code=code,
-        mutates=False,
     )
     assert result.ok, result.error
-    assert executor.toolkit.get("count_words").mutates is False
     output = call(executor, "count_words", path="notes.txt", unique="true").output
     assert json.loads(output) == {"words": 3, "unique": True}
 

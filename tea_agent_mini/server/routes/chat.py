@@ -62,7 +62,9 @@ def import_conversation(st: ServerState, req: ChatRequest, profile: str) -> str:
         "`stream: true` sends `chat.completion.chunk` events (content and `reasoning_content` "
         "deltas, then `finish_reason`, the usage chunk with `stream_options.include_usage`, "
         "and `data: [DONE]`). A failure after streaming began is sent as "
-        '`data: {"error": {...}}` before `[DONE]`. Client-supplied `tools` are refused (400).'
+        '`data: {"error": {...}}` before `[DONE]`. Client-supplied `tools` are refused (400). '
+        "Nobody can be asked from here: under `approval: ask` a writing tool call is refused at "
+        "once (the model is told why), and a question a tool asks gets its default."
     ),
 )
 async def chat_completions(request: Request) -> Response:
@@ -74,7 +76,9 @@ async def chat_completions(request: Request) -> Response:
         topic_id = (await require_topic(request, req.session_id)).id
     else:
         topic_id = await blocking(import_conversation, st, req, runtime.config.profile)
-    submission = st.turns.submit(topic_id, req.turn, profile)
+    # An OpenAI client has no way to answer an approval or a question: they are refused or get
+    # their default at once, rather than waiting out their timeout.
+    submission = st.turns.submit(topic_id, req.turn, profile, interactive=False)
     since, turn = submission.since, submission.item.id
     encoder = CompletionEncoder(runtime.config.main_model.model_name, req.include_usage)
     headers = {"X-Session-Id": topic_id}

@@ -23,6 +23,7 @@ from ...config import (
     read_yaml,
 )
 from ...errors import ConfigError
+from ...private import private_dirs
 from ..api_errors import ApiError
 from ..bodies import Fields, is_json_type, media_type, read_json
 from ..spec import endpoint
@@ -127,7 +128,7 @@ def save_profile(home: Path, name: str, data: dict[str, Any], overwrite: bool) -
             409, f"profile {name!r} exists ({shown}); send overwrite: true to replace it"
         )
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    home.mkdir(parents=True, exist_ok=True)
+    private_dirs(home)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
