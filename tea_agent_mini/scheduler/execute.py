@@ -24,10 +24,13 @@ if TYPE_CHECKING:
     from ..store.tasks import Task
     from ..toolkit.shell import CommandResult
 
-__all__ = ["TaskExecutor", "shell_result"]
+__all__ = ["READ_ONLY_SHELL", "TaskExecutor", "shell_result"]
 
 log = logging.getLogger(__name__)
 
+READ_ONLY_SHELL = (
+    "shell tasks do not run in read-only mode (agent.approval: never); the command was not run"
+)
 NOTICE_CHARS = 300  # how much of a run's output or error a notification carries
 TOPIC_TITLE = "Task: {name}"
 
@@ -56,6 +59,8 @@ class TaskExecutor:
         command = task.command or ""
         if not command.strip():
             return RunResult("failed", error="the task has no command")
+        if self.runtime.config.agent.approval == "never":  # checked at every run: it may change
+            return RunResult("failed", error=READ_ONLY_SHELL)
         workspace = self.runtime.config.workspace
         if not workspace.is_dir():
             return RunResult("failed", error=f"the workspace {workspace} is not a directory")

@@ -313,3 +313,21 @@ def test_openapi_documents_the_task_routes(http):
     )
     validator = pytest.importorskip("openapi_spec_validator")
     validator.validate(document)
+
+
+def test_read_only_mode_refuses_shell_tasks_at_creation_and_at_every_run(http, workspace):
+    marker = workspace / "ran.txt"
+    task = add(http, command=f"touch {marker}")
+    assert http.patch("/v1/config", json={"agent": {"approval": "never"}}).status_code == 200
+    refused = http.post("/v1/tasks", json={**ECHO, "name": "another"})
+    assert "approval is 'never'" in message(refused, 403)
+    changed = http.patch(f"/v1/tasks/{task['id']}", json={"command": "echo changed"})
+    assert message(changed, 403)
+    run = http.post(f"/v1/tasks/{task['id']}/run").json()
+    assert run["status"] == "failed" and "read-only mode" in run["error"]
+    assert not marker.exists()
+    prompt = http.post("/v1/tasks", json={"name": "ask", "schedule": "daily:08:30", "prompt": "hi"})
+    assert prompt.status_code == 201  # a prompt task's tools obey the policy turn by turn
+    assert http.patch("/v1/config", json={"agent": {"approval": "auto"}}).status_code == 200
+    assert http.post(f"/v1/tasks/{task['id']}/run").json()["status"] == "ok"
+    assert marker.exists()

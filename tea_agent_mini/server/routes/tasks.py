@@ -193,18 +193,30 @@ def _add(svc: TaskService, fields: dict[str, Any]) -> dict[str, Any]:
     body=TASK_ADD,
     response=TASK_SCHEMA,
     status=201,
-    errors=(400,),
+    errors=(400, 403),
     description=(
         "A shell task needs `command`, a prompt task `prompt`; `kind` defaults from which is "
-        "given. The schedule must parse and fire again after now (else 400 saying why)."
+        "given. The schedule must parse and fire again after now (else 400 saying why). "
+        "Under `agent.approval: never` shell tasks are refused (403), and existing ones do "
+        "not run."
     ),
 )
 async def add_task(request: Request) -> JSONResponse:
     body = await read_json(request)
     fields = task_fields(body, creating=True)
+    if fields.get("kind") == "shell" or (fields.get("kind") is None and fields.get("command")):
+        _check_shell_allowed(request)
     fields["enabled"] = body.bool("enabled", True)
     task = await call(_add, service(state(request)), fields)
     return JSONResponse(task, status_code=201)
+
+
+def _check_shell_allowed(request: Request) -> None:
+    """Read-only mode refuses shell commands on every path, scheduled ones included."""
+    if state(request).runtime.config.agent.approval == "never":
+        raise ApiError(
+            403, "shell tasks run commands; approval is 'never' (read-only), so none is accepted"
+        )
 
 
 def _get(svc: TaskService, ident: int) -> dict[str, Any]:
@@ -232,7 +244,7 @@ def _update(
     tag="tasks",
     body=TASK_PATCH,
     response=TASK_SCHEMA,
-    errors=(400, 404),
+    errors=(400, 403, 404),
     description=(
         "Only the fields sent change. A new schedule or zone, and enabling, reschedule from "
         "now (missed runs are not caught up); `tz: null` returns to local time."
@@ -242,6 +254,8 @@ async def update_task(request: Request) -> JSONResponse:
     ident = task_id(request)
     body = await read_json(request)
     fields = task_fields(body, creating=False)
+    if fields.get("command") is not None or fields.get("kind") == "shell":
+        _check_shell_allowed(request)
     enabled = body.bool("enabled") if body.raw("enabled") is not None else None
     if not fields and enabled is None:
         raise ApiError(400, f"nothing to change: send one of {', '.join(PATCH_FIELDS)}")
