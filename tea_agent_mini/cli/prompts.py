@@ -28,7 +28,7 @@ def terminal_approval() -> ApprovalCallback | None:
         return None
 
     def approve(name: str, arguments: str) -> bool:
-        sys.stderr.write(f"Allow {name}({arguments[:300]})? [y/N] ")
+        sys.stderr.write(f"Allow {name}({arguments})? [y/N] ")  # all of it: what will run
         sys.stderr.flush()
         return (read_line() or "").strip().lower() in {"y", "yes"}
 

@@ -30,7 +30,6 @@ QUESTION_TOOL = "toolkit_question"
 KEEP_CLOSED = 1000  # closed question ids remembered, so a late answer gets 409 rather than 404
 APPROVAL_TIMEOUT = 600.0  # seconds an approval waits; then the call is denied
 ALLOW, DENY = "Allow", "Deny"
-ARGUMENTS_SHOWN = 4000  # characters of a call's arguments an approval shows
 
 Publish = Callable[[Any], None]
 """Logs an event in the turn that asked; called on the event loop only."""
@@ -134,7 +133,7 @@ class Interactions:
                 default=DENY,
                 kind="approval",
                 tool=name,
-                arguments=arguments[:ARGUMENTS_SHOWN],
+                arguments=arguments,  # all of it: an approval shows what will run
             )
             answer = ask(asked)
             return answer is not None and answer.strip().lower() in ("allow", "yes", "y")

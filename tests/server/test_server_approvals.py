@@ -71,6 +71,20 @@ def test_allowed_call_runs(http, scripted_server, workspace: Path):
     assert (workspace / "notes.txt").read_text() == "hello"
 
 
+def test_an_approval_shows_the_whole_call(http, scripted_server, workspace: Path):
+    command = "echo harmless" + " " * 5000 + "; touch tail-ran"
+    call = ToolCallSpec("toolkit_exec", {"command": command})
+    scripted_server.push(Reply(tool_calls=[call]), Reply(text="Finished."))
+    sid = start_session(http)
+    answered: list[int] = []
+    until = answering(http, sid, "Deny", answered)
+    url = f"/v1/sessions/{sid}/messages"
+    _, events = read_events(http, "POST", url, json={"content": "run it"}, until=until)
+    asked = next(e.data for e in events if e.event == "question")
+    assert json.loads(asked["arguments"]) == {"command": command}  # the tail is shown too
+    assert not (workspace / "tail-ran").exists()
+
+
 def test_denied_call_is_refused(http, scripted_server, workspace: Path):
     events, answered = answered_turn(http, scripted_server, "Deny")
     assert answered == [200]
