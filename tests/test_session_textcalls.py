@@ -11,7 +11,7 @@ from tea_agent_mini.config import load_config
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.types import Done, Notice, ToolCallStart, ToolResult
 from tests.fakes.background import turn_requests
-from tests.fakes.scripted_server import Reply
+from tests.fakes.scripted_server import Reply, ToolCallSpec
 
 
 def run_turn(text: str):
@@ -132,3 +132,19 @@ def test_a_model_that_keeps_describing_gets_two_corrections_then_its_answer(
     assert not any(isinstance(e, ToolCallStart) for e in events)
     assert len(turn_requests(scripted_server)) == 3
     assert isinstance(events[-1], Done) and events[-1].text == described
+
+
+def test_a_repeated_call_is_pointed_at_its_result_once(model_config, scripted_server, workspace):
+    grep = ToolCallSpec("toolkit_grep", {"pattern": "heron"})
+    (workspace / "journal.txt").write_text("saw a blue heron\n")
+    scripted_server.push(
+        Reply(tool_calls=[grep]), Reply(tool_calls=[grep]), Reply(text="journal.txt mentions it.")
+    )
+    events, history = run_turn("which file mentions a heron?")
+    assert isinstance(events[-1], Done) and events[-1].text == "journal.txt mentions it."
+    first, second, third = turn_requests(scripted_server)
+    assert second["messages"][-1]["role"] == "tool"  # no hint after the first call
+    hint = third["messages"][-1]
+    assert hint["role"] == "user" and "twice with the same arguments" in hint["content"]
+    assert third["messages"][-2]["role"] == "tool" and "heron" in third["messages"][-2]["content"]
+    assert all("twice with the same" not in (m.content or "") for m in history)

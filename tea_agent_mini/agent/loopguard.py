@@ -78,6 +78,14 @@ class LoopGuard:
             )
         return None
 
+    def repeated_success(self) -> str | None:
+        """The tool's name when the last call repeated the one before it and both succeeded:
+        a small model that did not notice the result answers its question."""
+        streak = self._streak
+        if streak is not None and streak.count == 2 and streak.failures == 0:
+            return streak.name
+        return None
+
     def _failure_limit(self, streak: _Streak) -> int:
         return self.call_error_limit if is_call_error(streak.error) else self.limit
 

@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
 MAX_CORRECTIONS = 2  # per turn
+REPEATED = (
+    "You called {name} twice with the same arguments and got the same result (above). Use "
+    "it: answer the question, or take the next step with other arguments or another tool."
+)
 # How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
 _OWN_STEPS = re.compile(
     r"\b(?:I'll|I will|I am going to|I'm going to|let's|let me|we need to|we will|we can|"
@@ -182,6 +186,9 @@ class _Turn:
             await self._store_assistant(completion, content, calls)
             async for event in self._run_tools(calls):
                 yield event
+            repeated = self.guard.repeated_success()
+            if repeated:  # said with the next request only, like a correction
+                self.correction = [{"role": "user", "content": REPEATED.format(name=repeated)}]
             stop = self.guard.verdict()
             if stop:
                 yield Notice(stop, kind="loop")
