@@ -148,3 +148,13 @@ def test_a_repeated_call_is_pointed_at_its_result_once(model_config, scripted_se
     assert hint["role"] == "user" and "twice with the same arguments" in hint["content"]
     assert third["messages"][-2]["role"] == "tool" and "heron" in third["messages"][-2]["content"]
     assert all("twice with the same" not in (m.content or "") for m in history)
+
+
+def test_an_empty_reply_is_asked_again_once(model_config, scripted_server, workspace):
+    scripted_server.push(Reply(text="<tools></tools>\n```"), Reply(text="The code is 40085."))
+    events, history = run_turn("what is the door code in notes.txt?")
+    assert isinstance(events[-1], Done) and events[-1].text == "The code is 40085."
+    assert any(isinstance(e, Notice) and e.kind == "empty" for e in events)
+    second = turn_requests(scripted_server)[1]["messages"]
+    assert second[-1]["content"].startswith("Your reply was empty")
+    assert [m.role for m in history] == ["user", "assistant"]

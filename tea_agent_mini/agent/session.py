@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
 MAX_CORRECTIONS = 2  # per turn
+EMPTY_REPLY = "Your reply was empty. Call the tool you need, or answer the user."
+_MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
 REPEATED = (
     "You called {name} twice with the same arguments and got the same result (above). Use "
     "it: answer the question, or take the next step with other arguments or another tool."
@@ -179,6 +181,9 @@ class _Turn:
                     kind="text_tools",
                 )
                 continue
+            if not calls and self._empty(content, completion):
+                yield Notice("the model's reply was empty; asked it again", kind="empty")
+                continue
             if not calls:
                 async for event in self._finish(completion, content, iteration):
                     yield event
@@ -212,6 +217,22 @@ class _Turn:
         self.correction = [
             {"role": "assistant", "content": content},
             {"role": "user", "content": CORRECTION},
+        ]
+        return True
+
+    def _empty(self, content: str, completion: Completion) -> bool:
+        """Whether to ask again because the reply says nothing (a small model may print only
+        its template's markup, e.g. ``<tools></tools>``); once per turn."""
+        from ..llm.assemble import clean_template_tokens
+
+        if completion.finish_reason == "length" or self.corrections >= MAX_CORRECTIONS:
+            return False
+        if _MARKUP.sub("", clean_template_tokens(content)).strip():
+            return False
+        self.corrections += 1
+        self.correction = [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": EMPTY_REPLY},
         ]
         return True
 
