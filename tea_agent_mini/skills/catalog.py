@@ -54,12 +54,15 @@ def relevant_skills_section(
 def _words_matched(skill: Skill, terms: list[str]) -> int:
     """How many of ``terms`` the skill's name, triggers, tags or description contain."""
     text = " ".join([skill.name.replace("-", " "), *skill.triggers, *skill.tags, skill.description])
+    from ..memory.terms import STOPWORDS
+
     words = set(_WORD_RE.findall(text.lower()))
-    # stricter than search: "read" must not find "readability"
+    # stricter than search: "read" must not find "readability", "that" counts for nothing
     return sum(
         1
         for term in terms
-        if term in words or (len(term) >= 5 and any(w.startswith(term) for w in words))
+        if term not in STOPWORDS
+        and (term in words or (len(term) >= 5 and any(w.startswith(term) for w in words)))
     )
 
 

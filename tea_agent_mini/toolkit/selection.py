@@ -59,7 +59,11 @@ _NAME_WEIGHT = 3.0
 _PARAM_WEIGHT = 0.5  # parameter names and enum values: the verbs a tool offers
 # Words in every schema ("file", "path", ...) match everything; idf weighting makes them cheap,
 # and these say nothing about which tool a message needs.
-_NOISE = frozenset({"toolkit", "default", "action", "relative", "return", "given", "use", "e.g"})
+_NOISE = frozenset(
+    {"toolkit", "default", "action", "relative", "return", "given", "use", "e.g"}
+    # file extensions name what a file is, not which tool it needs
+    | {"py", "txt", "md", "json", "csv", "yaml", "yml", "js", "ts", "html", "toml", "log"}
+)
 
 
 @dataclass(frozen=True)
