@@ -244,9 +244,9 @@ class Runtime:
         return self.planner.request(turn, history, self.tool_menu.tokens(names), target_tokens)
 
     def turn_sections(self, topic_id: str, query: str, profile: Profile) -> list[str]:
-        """The volatile context of a turn: memories, skills, unfinished work, mode, time —
-        each within its budget for the profile."""
-        from .context.block import time_line
+        """The volatile context of a turn: memories, skills, unfinished work, mode, the
+        workspace's top level, time — each within its budget for the profile."""
+        from .context.block import time_line, workspace_overview
         from .context.resume import unfinished_work_section
         from .skills.catalog import relevant_skills_section
         from .toolkit.modes import mode_prompt_section
@@ -259,6 +259,7 @@ class Runtime:
             relevant_skills_section(skills, query, budget.skills),
             unfinished_work_section(self.store, topic_id, budget.work_chars),
             mode_prompt_section(self.store, topic_id, self.toolkit.names()),
+            workspace_overview(self.config.workspace, budget.workspace_entries),
             time_line(),
         ]
 
@@ -326,11 +327,12 @@ class SectionBudget:
     memory_chars: int
     skills: int  # skills named by relevance
     work_chars: int
+    workspace_entries: int
 
 
 SECTION_BUDGETS: dict[str, SectionBudget] = {
-    "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200),
-    "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000),
+    "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200, workspace_entries=25),
+    "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000, workspace_entries=60),
 }
 
 

@@ -9,10 +9,12 @@ block instead, so only the tail of a request is new.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["context_block", "time_line", "with_context"]
+__all__ = ["context_block", "time_line", "with_context", "workspace_overview"]
 
 CONTEXT_OPEN = "<context>"
 CONTEXT_CLOSE = "</context>"
@@ -39,3 +41,24 @@ def with_context(message: dict[str, Any], block: str) -> dict[str, Any]:
 def time_line(now: _dt.datetime | None = None) -> str:
     moment = (now or _dt.datetime.now()).astimezone()
     return f"Local time: {moment.strftime('%Y-%m-%d %H:%M %Z')} ({moment.strftime('%A')})"
+
+
+def workspace_overview(workspace: Path, limit: int) -> str:
+    """The workspace's top-level entries (directories marked ``/``; hidden ones left out), at
+    most ``limit``: real names to start from, so a model need not guess a file's path."""
+    from ..toolkit.files import SKIP_DIRS
+
+    try:
+        with os.scandir(workspace) as entries:
+            names = sorted(
+                entry.name + ("/" if entry.is_dir() else "")
+                for entry in entries
+                if not entry.name.startswith(".") and entry.name not in SKIP_DIRS
+            )
+    except OSError:
+        return ""
+    if not names:
+        return "Workspace: empty."
+    shown = ", ".join(names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"Workspace top level: {shown}{more}."

@@ -5,8 +5,10 @@ shapes such models print are taken for calls, and only when the calls end the re
 
 1. Tags, which are call syntax and nothing else: Hermes/Qwen ``<tool_call>{...}</tool_call>``
    and ``<function=name>{...}</function>`` (or with ``<parameter=k>v</parameter>``). Each tag
-   starts its own line, only whitespace separates tags and follows the last one; any text may come
-   before (models often think aloud first). A tag inside a code fence or inline code is text.
+   starts its own line, only whitespace separates tags. Either they end the reply (any text may
+   come before: models often think aloud first), or they open it (after one short line at most)
+   and what follows is dropped: a small model goes on to imagine the calls' results. A tag
+   inside a code fence or inline code is text.
 2. Otherwise the whole reply must be calls: JSON objects or lists of them, bare or in fences
    (```json, ```, ```tool_call, ```tool_code), separated only by whitespace. One short line may
    lead in ("Sure, I'll create the file:"), if it has no code and does not introduce an example;
@@ -112,15 +114,20 @@ def _tag_calls(content: str, names: ToolNames) -> _Found | None:
         return None
     if not all(_starts_line(content, start) for start, _, _ in spans):
         return None
-    ends, starts = [end for _, end, _ in spans[:-1]], [start for start, _, _ in spans[1:]]
-    gaps = [content[end:start] for end, start in zip(ends, starts, strict=True)]
-    tail = clean_template_tokens(content[spans[-1][1] :]).strip().strip("`")
-    if any(gap.strip() for gap in gaps) or tail:
-        return None
-    lead = content[: spans[0][0]].strip()
+    group = [spans[0]]  # the first run of tags, separated by whitespace only
+    for span in spans[1:]:
+        if content[group[-1][1] : span[0]].strip():
+            break
+        group.append(span)
+    lead = content[: group[0][0]].strip()
     if _EXAMPLE.search(lead.rsplit("\n", 1)[-1]):
         return None
-    return lead, [call for _, _, calls in spans for call in calls]
+    rest = clean_template_tokens(content[group[-1][1] :]).strip().strip("`").strip()
+    # Text after the calls is taken only when they open the reply (after one short line at
+    # most): a small model goes on to imagine the calls' results, which are dropped.
+    if rest and (len(group) < len(spans) or "\n" in lead or len(lead) > _LEAD_IN_MAX):
+        return None
+    return lead, [call for _, _, calls in group for call in calls]
 
 
 def _tag_spans(content: str, names: ToolNames) -> list[_Span]:

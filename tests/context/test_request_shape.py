@@ -188,3 +188,19 @@ def test_the_prompt_profile(scripted_server, write_config, workspace, window, se
         assert runtime.tool_menu.detail == expected
     finally:
         asyncio.run(runtime.aclose())
+
+
+def test_the_context_names_the_workspace_top_level(scripted_server, write_config, workspace):
+    configure(scripted_server, write_config, workspace, 8192)
+    (workspace / "notes.txt").write_text("x")
+    (workspace / "src").mkdir()
+    (workspace / ".git").mkdir()
+    (workspace / "node_modules").mkdir()
+    for i in range(30):
+        (workspace / f"f{i:02d}.md").write_text("x")
+    scripted_server.push(Reply(text="ok"))
+    run_turns("what is in notes.txt?")
+    block = turn_requests(scripted_server)[0]["messages"][-1]["content"]
+    line = next(x for x in block.splitlines() if x.startswith("Workspace top level: "))
+    assert "f00.md" in line and "notes.txt" not in line  # sorted, 25 shown in compact
+    assert line.endswith("and 7 more.") and ".git" not in line and "node_modules" not in line

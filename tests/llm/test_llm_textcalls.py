@@ -154,6 +154,17 @@ def names_and_args(calls) -> list[tuple[str, dict]]:
         (f"<tools></tools> {{{LS}}}", "", [("toolkit_exec", {"command": "ls"})]),
         (f"<tools>\n{LS}\n</tools>", "", [("toolkit_exec", {"command": "ls"})]),
         (f"<tools> {LS} </tools> ```", "", [("toolkit_exec", {"command": "ls"})]),
+        # calls that open the reply: what follows imagines their results and is dropped
+        (
+            f"<tool_call>\n{RM}\n</tool_call>\nThen I will check that the build is gone.",
+            "",
+            [("toolkit_exec", {"command": "rm -rf build"})],
+        ),
+        (
+            f"<tools>\n{LS}\n</tools>\n\nThe output is:\n```\nnotes.txt\n```",
+            "",
+            [("toolkit_exec", {"command": "ls"})],
+        ),
         (
             '{{"name": "toolkit_grep", "arguments": {"pattern": "heron", "glob": None}}}',
             "",
@@ -187,7 +198,9 @@ def test_calls_small_models_print_are_recognised(content, text, expected):
         # a call followed by more text
         f"```json\n{WRITE}\n```\nDone.",
         f"{WRITE}\nThis replaces a.txt with the greeting.",
-        f"<tool_call>\n{RM}\n</tool_call>\nThen I will check that the build is gone.",
+        # tags after prose that goes on after them
+        f"First I will clean up.\nThen:\n<tool_call>\n{RM}\n</tool_call>\nThat removes it.",
+        f"<tool_call>\n{LS}\n</tool_call>\nand later\n<tool_call>\n{RM}\n</tool_call>",
         # documentation written for the user
         "## Writing files\n\nTo write a file, call toolkit_file like this:\n\n"
         f"```json\n{WRITE}\n```\n\nThe file is replaced, not appended to.",
