@@ -158,3 +158,35 @@ def test_an_empty_reply_is_asked_again_once(model_config, scripted_server, works
     second = turn_requests(scripted_server)[1]["messages"]
     assert second[-1]["content"].startswith("Your reply was empty")
     assert [m.role for m in history] == ["user", "assistant"]
+
+
+def test_after_a_correction_a_quoted_read_only_call_is_taken(
+    model_config, scripted_server, workspace
+):
+    (workspace / "data.txt").write_text("a\nb\nc\n")
+    read = {"name": "toolkit_file", "arguments": {"action": "read", "filename": "data.txt"}}
+    # the tool named in prose, the arguments alone in JSON: a described call
+    described = (
+        "I will use the `toolkit_file` tool with these arguments:\n"
+        '```json\n{"action": "read", "filename": "data.txt"}\n```\nThis returns the text.'
+    )
+    quoted_again = f"I will read it now.\n{fenced(read)}\nThis will return the text of data.txt."
+    scripted_server.push(
+        Reply(text=described), Reply(text=quoted_again), Reply(text="data.txt has 3 lines.")
+    )
+    events, history = run_turn("how many lines does data.txt have?")
+    assert isinstance(events[-1], Done) and events[-1].text == "data.txt has 3 lines."
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.name == "toolkit_file" and result.ok and "b" in result.output
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_after_a_correction_a_quoted_write_still_does_not_run(
+    model_config, scripted_server, workspace
+):
+    write = {"name": "toolkit_file", "arguments": {"action": "write", "filename": "x.txt"}}
+    described = f"I'll write the file:\n{fenced(write)}\nThat creates x.txt."
+    scripted_server.push(Reply(text=described), Reply(text=described), Reply(text=described))
+    events, _ = run_turn("create x.txt")
+    assert not any(isinstance(e, ToolCallStart) for e in events)
+    assert not (workspace / "x.txt").exists()

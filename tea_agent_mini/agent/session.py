@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from ..types import (
     ToolResult,
     Usage,
 )
+from .corrections import Corrections
 from .loopguard import LoopGuard
 
 if TYPE_CHECKING:
@@ -37,23 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
-MAX_CORRECTIONS = 2  # per turn
-EMPTY_REPLY = "Your reply was empty. Call the tool you need, or answer the user."
-_MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
-REPEATED = (
-    "You called {name} twice with the same arguments and got the same result (above). Use "
-    "it: answer the question, or take the next step with other arguments or another tool."
-)
-# How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
-_OWN_STEPS = re.compile(
-    r"\b(?:I'll|I will|I am going to|I'm going to|let's|let me|we need to|we will|we can|"
-    r"first,|step \d|here's how I)",
-    re.I,
-)
-CORRECTION = (
-    "You described tool calls instead of making them. Do the next step now: reply with only "
-    "that one tool call and no other text."
-)
 ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 
 
@@ -137,10 +120,7 @@ class _Turn:
         self.usage = Usage()
         self.guard = LoopGuard()
         self.hard_target: int | None = None  # set after a context-length error
-        # a model that described its tool calls instead of making them is asked once to make
-        # them; the exchange is sent with the next request only, never stored
-        self.correction: list[dict[str, Any]] = []
-        self.corrections = 0
+        self.corrections = Corrections(session.executor.toolkit)
 
     async def run(self) -> AsyncIterator[Event]:
         from ..llm.textcalls import extract_text_tool_calls
@@ -171,17 +151,18 @@ class _Turn:
                 # any installed tool: the request offers a selection, the executor runs them all
                 installed = self.s.executor.toolkit.names()
                 content, calls = extract_text_tool_calls(content, installed)
+                calls = calls or self.corrections.requested_call(content)
                 if calls:
                     yield Notice(
                         f"model wrote {len(calls)} tool call(s) as text", kind="text_tools"
                     )
-            if not calls and self._correct(content, tools):
+            if not calls and tools and self.corrections.described(content):
                 yield Notice(
                     "the model described tool calls instead of making them; asked it to call",
                     kind="text_tools",
                 )
                 continue
-            if not calls and self._empty(content, completion):
+            if not calls and self.corrections.empty(content, completion):
                 yield Notice("the model's reply was empty; asked it again", kind="empty")
                 continue
             if not calls:
@@ -192,8 +173,8 @@ class _Turn:
             async for event in self._run_tools(calls):
                 yield event
             repeated = self.guard.repeated_success()
-            if repeated:  # said with the next request only, like a correction
-                self.correction = [{"role": "user", "content": REPEATED.format(name=repeated)}]
+            if repeated:
+                self.corrections.repeated(repeated)
             stop = self.guard.verdict()
             if stop:
                 yield Notice(stop, kind="loop")
@@ -202,39 +183,6 @@ class _Turn:
         text = f"Stopped after {settings.max_iterations} iterations without a final answer."
         yield Notice(text, kind="max_iterations")
         yield await self._done(text, settings.max_iterations, "max_iterations")
-
-    def _correct(self, content: str, tools: list[dict[str, Any]]) -> bool:
-        """Whether to ask the model again because ``content`` quotes calls it did not make."""
-        from ..llm.textcalls import quoted_calls
-
-        if not tools or not content or self.corrections >= MAX_CORRECTIONS:
-            return False
-        if not _OWN_STEPS.search(content):  # documentation for the user may quote calls too
-            return False
-        if not quoted_calls(content, self.s.executor.toolkit.names()):
-            return False
-        self.corrections += 1
-        self.correction = [
-            {"role": "assistant", "content": content},
-            {"role": "user", "content": CORRECTION},
-        ]
-        return True
-
-    def _empty(self, content: str, completion: Completion) -> bool:
-        """Whether to ask again because the reply says nothing (a small model may print only
-        its template's markup, e.g. ``<tools></tools>``); once per turn."""
-        from ..llm.assemble import clean_template_tokens
-
-        if completion.finish_reason == "length" or self.corrections >= MAX_CORRECTIONS:
-            return False
-        if _MARKUP.sub("", clean_template_tokens(content)).strip():
-            return False
-        self.corrections += 1
-        self.correction = [
-            {"role": "assistant", "content": content},
-            {"role": "user", "content": EMPTY_REPLY},
-        ]
-        return True
 
     async def _call_model(
         self, tools: list[dict[str, Any]], history: list[Message]
@@ -253,7 +201,7 @@ class _Turn:
         calibrator = self.s.calibrator
         calibrate = calibrator.apply if calibrator else int
         self.s.last_context_tokens = calibrate(estimate)
-        messages, self.correction = messages + self.correction, []
+        messages = messages + self.corrections.take_pending()
         try:
             async for event in self.s.llm.stream(messages, tools or None):
                 if isinstance(event, Completion) and event.usage and calibrator is not None:

@@ -1,0 +1,120 @@
+"""Small-model slips the turn loop answers with one more request instead of ending the turn.
+
+A small local model often describes the call it means to make ("I'll use toolkit_grep with:
+```json {...}```") instead of making it, replies with nothing but template markup, or repeats a
+call whose result already answers it. :class:`Corrections` decides when to say so; what it says
+is sent with the next request only (``pending``) and never stored, so the history stays what
+the model and the tools really did. Quoted calls never run on their own: after the model was
+asked to make the call, a single read-only call it quotes is taken as that call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from ..types import Completion, ToolCall
+
+if TYPE_CHECKING:
+    from ..toolkit.registry import Toolkit
+
+__all__ = ["Corrections", "MAX_CORRECTIONS"]
+
+MAX_CORRECTIONS = 2  # per turn
+DESCRIBED = (
+    "You described tool calls instead of making them. Do the next step now: reply with only "
+    "that one tool call and no other text."
+)
+EMPTY_REPLY = "Your reply was empty. Call the tool you need, or answer the user."
+REPEATED = (
+    "You called {name} twice with the same arguments and got the same result (above). Use "
+    "it: answer the question, or take the next step with other arguments or another tool."
+)
+_MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
+# How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
+_OWN_STEPS = re.compile(
+    r"\b(?:I'll|I will|I am going to|I'm going to|let's|let me|we need to|we will|we can|"
+    r"first,|step \d|here's how I)",
+    re.I,
+)
+
+
+class Corrections:
+    """The corrections of one turn: at most :data:`MAX_CORRECTIONS` asks, and the messages to
+    send with the next request."""
+
+    def __init__(self, toolkit: Toolkit) -> None:
+        self.toolkit = toolkit
+        self.asked = 0
+        self.pending: list[dict[str, Any]] = []
+        self.asked_to_call = False  # the request just made carried a DESCRIBED correction
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        pending, self.pending = self.pending, []
+        self.asked_to_call = any(m.get("content") == DESCRIBED for m in pending)
+        return pending
+
+    def described(self, content: str) -> bool:
+        """Ask again when ``content`` announces its own steps and quotes a call (or names a
+        tool beside a JSON object of arguments) that it did not make."""
+        from ..llm.textcalls import quoted_calls
+
+        if not content or self.asked >= MAX_CORRECTIONS or not _OWN_STEPS.search(content):
+            return False  # documentation written for the user may quote calls too
+        names = self.toolkit.names()
+        if not quoted_calls(content, names) and not _names_a_tool_with_json(content, names):
+            return False
+        return self._ask(content, DESCRIBED)
+
+    def empty(self, content: str, completion: Completion) -> bool:
+        """Ask again when the reply says nothing but template markup."""
+        from ..llm.assemble import clean_template_tokens
+
+        if completion.finish_reason == "length" or self.asked >= MAX_CORRECTIONS:
+            return False
+        if _MARKUP.sub("", clean_template_tokens(content)).strip():
+            return False
+        return self._ask(content, EMPTY_REPLY)
+
+    def repeated(self, name: str) -> None:
+        """Point the model at the result of a call it just repeated."""
+        self.pending = [{"role": "user", "content": REPEATED.format(name=name)}]
+
+    def requested_call(self, content: str) -> list[ToolCall]:
+        """After the model was asked to make the call it described: the one read-only call its
+        reply quotes, if that is all it quotes."""
+        from ..llm.textcalls import quoted_calls
+
+        if not self.asked_to_call:
+            return []
+        calls = quoted_calls(content, self.toolkit.names())
+        if len(calls) != 1 or self._mutates(calls[0]):
+            return []
+        return calls
+
+    def _mutates(self, call: ToolCall) -> bool:
+        spec = self.toolkit.get(call.name)
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            return True
+        return spec is None or not isinstance(arguments, dict) or spec.mutates_with(arguments)
+
+    def _ask(self, content: str, text: str) -> bool:
+        self.asked += 1
+        self.pending = [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": text},
+        ]
+        return True
+
+
+def _names_a_tool_with_json(content: str, names: Collection[str]) -> bool:
+    """A tool's name in the text and a JSON object after it: arguments described in prose."""
+    for name in names:
+        at = content.find(name)
+        if at >= 0 and "{" in content[at:]:
+            return True
+    return False
