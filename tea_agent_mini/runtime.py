@@ -175,6 +175,7 @@ class Runtime:
         settings = TurnSettings(
             max_iterations=self.config.agent.max_iterations,
             max_context_tokens=self.config.main_model.max_context_tokens,
+            max_output_tokens=self.config.main_model.max_tokens,
         )
         return Session(
             topic_id=topic_id,

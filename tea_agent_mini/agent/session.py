@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UserContent = str | list[dict[str, Any]]
+MIN_REPLY_TOKENS = 256
+REPLY_MARGIN = 64  # tokens of slack for estimates that run a little low
 ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 
 
@@ -44,6 +46,16 @@ ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 class TurnSettings:
     max_iterations: int = 50
     max_context_tokens: int = 0
+    max_output_tokens: int | None = None  # main_model.max_tokens
+
+    def reply_room(self, prompt_tokens: int) -> int | None:
+        """The ``max_tokens`` of a request whose prompt is ``prompt_tokens``: what is left of
+        the window (a model that never stops would otherwise fill it, minutes on a small
+        machine), within the configured cap; None when neither is known."""
+        if self.max_context_tokens <= 0:
+            return self.max_output_tokens
+        room = max(MIN_REPLY_TOKENS, self.max_context_tokens - prompt_tokens - REPLY_MARGIN)
+        return room if self.max_output_tokens is None else min(room, self.max_output_tokens)
 
 
 class Session:
@@ -203,7 +215,9 @@ class _Turn:
         self.s.last_context_tokens = calibrate(estimate)
         messages = messages + self.corrections.take_pending()
         try:
-            async for event in self.s.llm.stream(messages, tools or None):
+            room = self.s.settings.reply_room(self.s.last_context_tokens)
+            params = {"max_tokens": room} if room is not None else {}
+            async for event in self.s.llm.stream(messages, tools or None, **params):
                 if isinstance(event, Completion) and event.usage and calibrator is not None:
                     calibrator.observe(estimate, event.usage.prompt_tokens)
                 yield event

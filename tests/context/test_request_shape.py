@@ -204,3 +204,25 @@ def test_the_context_names_the_workspace_top_level(scripted_server, write_config
     line = next(x for x in block.splitlines() if x.startswith("Workspace top level: "))
     assert "f00.md" in line and "notes.txt" not in line  # sorted, 25 shown in compact
     assert line.endswith("and 7 more.") and ".git" not in line and "node_modules" not in line
+
+
+@pytest.mark.parametrize(("window", "cap"), [(8192, None), (8192, 100), (0, None), (0, 300)])
+def test_a_reply_may_use_what_the_window_leaves(
+    scripted_server, write_config, workspace, window, cap
+):
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    if window:
+        model["max_context_tokens"] = window
+    if cap:
+        model["max_tokens"] = cap
+    write_config({"main_model": model, "agent": {"workspace": str(workspace)}})
+    scripted_server.push(Reply(text="ok"))
+    run_turns("hi")
+    request = turn_requests(scripted_server)[0]
+    sent = request.get("max_tokens")
+    if cap:
+        assert sent == cap  # the configured cap, within the room the window leaves
+    elif window:
+        assert window * 0.5 < sent < window - tokens(request) * 0.8  # a model that never stops
+    else:
+        assert sent is None
