@@ -17,17 +17,17 @@ import argparse
 import json
 import platform
 import random
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from timing import median_ms  # noqa: E402 - beside this script
 
 from tea_agent_mini.config import Config, ModelConfig  # noqa: E402
 from tea_agent_mini.context.builder import ContextInputs, build_request, load_levels  # noqa: E402
@@ -86,15 +86,6 @@ def levels(store: Store, topic: str) -> None:
         last_message_id=pairs[-RING_LIMIT - 1].user_message_id,
     )
     records.apply_summary(summary, [])
-
-
-def median_ms(func: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000.0
 
 
 def run(count: int, runs: int, seed: int) -> dict:

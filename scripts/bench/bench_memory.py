@@ -21,12 +21,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from timing import median_ms  # noqa: E402 - beside this script
 
 from tea_agent_mini.memory.embedder import LocalEmbedder  # noqa: E402
 from tea_agent_mini.memory.manager import MemoryManager  # noqa: E402
@@ -86,15 +87,6 @@ def fill(manager: MemoryManager, count: int, rng: random.Random, vocab: Vocabula
             embedding_model=embedder.model_name,
             now=stamp,
         )
-
-
-def median_ms(func: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000.0
 
 
 def run(count: int, runs: int, seed: int, like: bool = False) -> dict:

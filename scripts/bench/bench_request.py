@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from timing import median_ms
+
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -185,15 +187,6 @@ def without_memories(source: Path, target: Path) -> None:
 
 
 # -- (a) one request, warm ----------------------------------------------------------------------
-
-
-def median_ms(func: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000.0
 
 
 def read_history(store: Any, topic: str) -> list:

@@ -13,30 +13,21 @@ import json
 import math
 import platform
 import random
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from timing import median_ms  # noqa: E402 - beside this script
+
 from tea_agent_mini.vectors import VectorIndex, normalize, pack, top_k, unpack  # noqa: E402
 
 
 def random_unit_vectors(rng: random.Random, count: int, dim: int) -> list[list[float]]:
     return [normalize([rng.gauss(0.0, 1.0) for _ in range(dim)]) for _ in range(count)]
-
-
-def median_ms(func: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000.0
 
 
 def run(count: int, dim: int, k: int, runs: int, seed: int) -> dict:

@@ -35,7 +35,6 @@ __all__ = [
     "enable_tools",
     "tool_names",
     "with_tools",
-    "rank_tools",
     "topic_tools",
 ]
 
@@ -124,11 +123,6 @@ def _weighted_terms(spec: ToolSpec) -> dict[str, float]:
 def _stems(text: str) -> set[str]:
     # a crude stem is enough to meet "schedule" with "scheduler" and "memory" with "memories"
     return {t[:STEM] if t.isascii() else t for t in keyword_terms(text) - _NOISE}
-
-
-def rank_tools(toolkit: Toolkit, text: str, limit: int = 5) -> list[ToolMatch]:
-    """The installed tools that best match ``text`` (no threshold below one match)."""
-    return ToolIndex(toolkit.specs()).rank(text, limit)
 
 
 def topic_tools(store: Store, topic_id: str) -> list[str]:
