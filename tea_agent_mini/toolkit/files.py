@@ -11,6 +11,7 @@ from tea_agent_mini.toolkit.registry import tool
 
 DEFAULT_READ_LINES = 2000
 MAX_READ_CHARS = 256 * 1024
+COUNT_NOTE_LINES = 20  # a whole file this long or longer ends with its line count
 MAX_LIST_ENTRIES = 1000
 BINARY_SNIFF_BYTES = 8192
 # Directories a recursive listing shows but does not descend into.
@@ -57,7 +58,8 @@ PARAMETERS = {
     "toolkit_file",
     "Read, write, append to, or list files in the workspace. "
     "read: returns the file's text; for a long file only a window of lines is returned and a "
-    "note at the end gives the total and the offset to continue from. Binary files are refused. "
+    "note at the end gives the total and the offset to continue from (a whole file of 20 lines "
+    "or more ends with its line count). Binary files are refused. "
     "write: replaces the whole file (parent directories are created). append: adds to the end. "
     "list: names in a directory, directories marked with a trailing '/'. "
     "Paths are relative to the workspace; paths outside it are refused. "
@@ -108,7 +110,10 @@ def read_text(
     text = "".join(lines)
     last = offset + len(lines) - 1
     if offset == 1 and last >= total and stopped_at is None:
-        return text
+        if total < COUNT_NOTE_LINES:
+            return text
+        # small models count lines by eye and get it wrong; the total answers "how many lines"
+        return text.rstrip("\n") + f"\n[end of file: {total} lines]"
     if not lines:
         return f"[file has {total} lines; offset {offset} is past the end]"
     note = f"[showing lines {offset}-{last} of {total}"

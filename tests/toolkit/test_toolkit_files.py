@@ -49,6 +49,16 @@ def test_read_a_window_says_how_many_lines_there_are(ctx, workspace):
     assert "past the end" in past
 
 
+def test_a_whole_long_file_ends_with_its_line_count_and_a_short_one_is_returned_as_is(
+    ctx, workspace
+):
+    (workspace / "long.txt").write_text("".join(f"{i}\n" for i in range(1, 76)))
+    (workspace / "short.txt").write_text("a\nb\n")
+    out = toolkit_file(ctx, "read", filename="long.txt")
+    assert out.endswith("\n75\n[end of file: 75 lines]")
+    assert toolkit_file(ctx, "read", filename="short.txt") == "a\nb\n"
+
+
 def test_read_stops_at_the_character_cap(ctx, workspace, monkeypatch):
     monkeypatch.setattr(files, "MAX_READ_CHARS", 50)
     (workspace / "wide.txt").write_text("".join(f"{i:09d}\n" for i in range(20)))
