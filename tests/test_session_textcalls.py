@@ -190,3 +190,82 @@ def test_after_a_correction_a_quoted_write_still_does_not_run(
     events, _ = run_turn("create x.txt")
     assert not any(isinstance(e, ToolCallStart) for e in events)
     assert not (workspace / "x.txt").exists()
+
+
+FIXED_CODE = "Here's the corrected function:\n\n```python\ndef half(x):\n    return x / 2\n```\n"
+
+
+def test_code_shown_after_tools_ran_but_never_applied_is_sent_back_once(
+    model_config, scripted_server, workspace
+):
+    (workspace / "calc.py").write_text("def half(x):\n    return x * 2\n")
+    run = ToolCallSpec("toolkit_exec", {"command": "python -c 'import calc'"})
+    write = ToolCallSpec(
+        "toolkit_file",
+        {"action": "write", "filename": "calc.py", "content": "def half(x):\n    return x / 2\n"},
+    )
+    scripted_server.push(
+        Reply(tool_calls=[run]), Reply(text=FIXED_CODE), Reply(tool_calls=[write]), Reply("Fixed.")
+    )
+    events, history = run_turn("fix half() in calc.py")
+    assert (workspace / "calc.py").read_text().endswith("x / 2\n")
+    assert isinstance(events[-1], Done) and events[-1].text == "Fixed."
+    hint = turn_requests(scripted_server)[2]["messages"][-1]
+    assert hint["role"] == "user" and "no file was changed" in hint["content"]
+    assert all("shows code" not in (m.content or "") for m in history)
+
+
+def test_a_failed_edit_answered_with_a_python_style_call_is_sent_back(
+    model_config, scripted_server, workspace
+):
+    (workspace / "r.py").write_text("a = f(1)\nb = f(2)\n")
+    edit = ToolCallSpec("toolkit_edit", {"file_path": "r.py", "old_string": "f", "new_string": "g"})
+    as_code = 'You can do it like this: toolkit_edit("r.py", "f", "g", replace_all=True)'
+    scripted_server.push(Reply(tool_calls=[edit]), Reply(text=as_code), Reply(text="Done."))
+    events, _ = run_turn("rename f to g in r.py")
+    hint = turn_requests(scripted_server)[2]["messages"][-1]
+    assert "your last tool call failed" in hint["content"]
+    assert isinstance(events[-1], Done) and events[-1].text == "Done."
+
+
+def test_code_in_an_answer_without_tools_or_after_a_change_is_the_answer(
+    model_config, scripted_server, workspace
+):
+    scripted_server.push(Reply(text=FIXED_CODE))
+    events, _ = run_turn("how do I halve a number in Python?")
+    assert isinstance(events[-1], Done) and events[-1].text == FIXED_CODE.strip()
+    write = ToolCallSpec("toolkit_file", {"action": "write", "filename": "a.txt", "content": "x"})
+    scripted_server.push(Reply(tool_calls=[write]), Reply(text=FIXED_CODE))
+    events, _ = run_turn("write a.txt, then show me a halving function")
+    assert isinstance(events[-1], Done) and "def half" in events[-1].text
+    assert not any(isinstance(e, Notice) and "showed code" in e.text for e in events)
+
+
+def test_a_skill_called_as_a_tool_returns_its_instructions(
+    model_config, scripted_server, workspace
+):
+    skill = workspace / ".tea_agent" / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write RELEASE_NOTES.md for the project.\n---\n"
+        "Put the codename Osprey in the first heading.\n"
+    )
+    as_tool = {"name": "release-notes", "arguments": {"changelog": ["- fixed X"]}}
+    scripted_server.push(Reply(text=fenced(as_tool)), Reply(text="Following it now."))
+    events, history = run_turn("write the release notes, following the release-notes skill")
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.ok and result.name == "release-notes"
+    assert "is a skill, not a tool" in result.output and "codename Osprey" in result.output
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert isinstance(events[-1], Done) and events[-1].text == "Following it now."
+
+
+def test_an_unknown_name_that_is_no_skill_is_still_an_unknown_tool(
+    model_config, scripted_server, workspace
+):
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("release-notes", {})]), Reply(text="Sorry.")
+    )
+    events, _ = run_turn("write the release notes")
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert not result.ok and result.error.startswith("unknown tool 'release-notes'")

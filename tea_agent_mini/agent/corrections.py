@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Corrections", "MAX_CORRECTIONS"]
 
 MAX_CORRECTIONS = 2  # per turn
+SHELL_TOOLS = frozenset({"toolkit_exec"})
 DESCRIBED = (
     "You described tool calls instead of making them. Do the next step now: reply with only "
     "that one tool call and no other text."
@@ -32,6 +33,12 @@ REPEATED = (
     "You called {name} twice with the same arguments and got the same result (above). Use "
     "it: answer the question, or take the next step with other arguments or another tool."
 )
+UNAPPLIED_CODE = (
+    "Your reply shows code, but {state}. If the task needs a file changed, change it now: "
+    "reply with only the tool call (toolkit_edit, or toolkit_file with action write). "
+    "If it does not, give your final answer."
+)
+_FENCED_CODE = re.compile(r"```[\w+-]*\n(?:[^\n]*\S[^\n]*\n){2,}?```")
 _MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
 # How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
 _OWN_STEPS = re.compile(
@@ -50,6 +57,17 @@ class Corrections:
         self.asked = 0
         self.pending: list[dict[str, Any]] = []
         self.asked_to_call = False  # the request just made carried a DESCRIBED correction
+        self.calls = 0  # tool calls finished this turn
+        self.changed = False  # a call that writes files succeeded
+        self.last_failed = False
+
+    def record(self, call: ToolCall, ok: bool) -> None:
+        """One finished tool call of this turn."""
+        self.calls += 1
+        self.last_failed = not ok
+        # a shell command counts as a check, not a change: running the tests changes nothing
+        if ok and call.name not in SHELL_TOOLS and self._mutates(call):
+            self.changed = True
 
     def take_pending(self) -> list[dict[str, Any]]:
         pending, self.pending = self.pending, []
@@ -77,6 +95,19 @@ class Corrections:
         if _MARKUP.sub("", clean_template_tokens(content)).strip():
             return False
         return self._ask(content, EMPTY_REPLY)
+
+    def unapplied_code(self, content: str) -> bool:
+        """Ask again when a working turn (tools already ran) ends in code that was never
+        applied: nothing was changed yet, or the last call failed and the reply shows the fix
+        as code (or as a Python-style tool call) instead of making it."""
+        if self.asked >= MAX_CORRECTIONS or not self.calls or not content:
+            return False
+        if self.changed and not self.last_failed:
+            return False
+        if not _FENCED_CODE.search(content) and not _python_style_call(content, self.toolkit):
+            return False
+        state = "your last tool call failed" if self.last_failed else "no file was changed"
+        return self._ask(content, UNAPPLIED_CODE.format(state=state))
 
     def repeated(self, name: str) -> None:
         """Point the model at the result of a call it just repeated."""
@@ -109,6 +140,11 @@ class Corrections:
             {"role": "user", "content": text},
         ]
         return True
+
+
+def _python_style_call(content: str, toolkit: Toolkit) -> bool:
+    """``toolkit_edit("a.py", ...)``: a call written as code, which no parser can run."""
+    return any(f"{name}(" in content for name in toolkit.names())
 
 
 def _names_a_tool_with_json(content: str, names: Collection[str]) -> bool:

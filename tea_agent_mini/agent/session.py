@@ -160,8 +160,8 @@ class _Turn:
                 yield completion.usage
             content, calls = completion.content, list(completion.tool_calls)
             if not calls and tools and content:
-                # any installed tool: the request offers a selection, the executor runs them all
-                installed = self.s.executor.toolkit.names()
+                # any installed tool or skill: the request offers a selection, the executor runs all
+                installed = await asyncio.to_thread(self.s.executor.callable_names)
                 content, calls = extract_text_tool_calls(content, installed)
                 calls = calls or self.corrections.requested_call(content)
                 if calls:
@@ -172,6 +172,11 @@ class _Turn:
                 yield Notice(
                     "the model described tool calls instead of making them; asked it to call",
                     kind="text_tools",
+                )
+                continue
+            if not calls and tools and self.corrections.unapplied_code(content):
+                yield Notice(
+                    "the model showed code instead of applying it; asked it to", kind="text_tools"
                 )
                 continue
             if not calls and self.corrections.empty(content, completion):
@@ -257,7 +262,9 @@ class _Turn:
             for result in results:
                 await asyncio.to_thread(self.s._save, _tool_message(result))
                 done.add(result.call_id)
-                self.guard.record(result, _arguments_of(calls, result.call_id))
+                call = _call_of(calls, result)
+                self.guard.record(result, call.arguments)
+                self.corrections.record(call, result.ok)
                 yield result
         finally:
             # A cancelled turn still answers every call it stored, so the history stays valid.
@@ -313,5 +320,6 @@ def _tool_message(result: ToolResult) -> Message:
     )
 
 
-def _arguments_of(calls: list[ToolCall], call_id: str) -> str:
-    return next((c.arguments for c in calls if c.id == call_id), "")
+def _call_of(calls: list[ToolCall], result: ToolResult) -> ToolCall:
+    made = (c for c in calls if c.id == result.call_id)
+    return next(made, ToolCall(result.call_id, result.name, ""))

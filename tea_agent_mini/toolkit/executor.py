@@ -22,6 +22,7 @@ from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
 from tea_agent_mini.types import ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
+SKILLS_TOOL = "toolkit_skills"
 
 
 class ToolExecutor:
@@ -97,6 +98,8 @@ class ToolExecutor:
     async def _run(self, call: ToolCall) -> str:
         spec = self.toolkit.get(call.name)
         if spec is None:
+            if call.name in self.skill_names():
+                return await asyncio.to_thread(self._skill_instructions, call.name)
             raise ToolError(self._unknown_tool_message(call.name))
         from tea_agent_mini.llm.repair import parse_tool_arguments
 
@@ -149,6 +152,27 @@ class ToolExecutor:
             semaphore = asyncio.Semaphore(self.max_parallel)
             self._semaphores[loop] = semaphore
         return semaphore
+
+    def callable_names(self) -> set[str]:
+        """What a call may name: the installed tools, and the skills (a small model calls a
+        skill named in its context as if it were a tool)."""
+        return set(self.toolkit.names()) | self.skill_names()
+
+    def skill_names(self) -> set[str]:
+        if SKILLS_TOOL not in self.toolkit.names():
+            return set()
+        from tea_agent_mini.skills.loader import load_skills
+
+        return set(load_skills(self.context.home, self.context.workspace).skills)
+
+    def _skill_instructions(self, name: str) -> str:
+        from tea_agent_mini.toolkit.skills_tool import toolkit_skills
+
+        text = toolkit_skills(self.context, "load", name=name)
+        return (
+            f"{name} is a skill, not a tool: here are its instructions. Follow them with the "
+            f"tools you have.\n\n{text}"
+        )
 
     def _unknown_tool_message(self, name: str) -> str:
         from tea_agent_mini.llm.toolnames import unknown_tool_message
