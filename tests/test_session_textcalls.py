@@ -238,7 +238,7 @@ def test_code_in_an_answer_without_tools_or_after_a_change_is_the_answer(
     scripted_server.push(Reply(tool_calls=[write]), Reply(text=FIXED_CODE))
     events, _ = run_turn("write a.txt, then show me a halving function")
     assert isinstance(events[-1], Done) and "def half" in events[-1].text
-    assert not any(isinstance(e, Notice) and "showed code" in e.text for e in events)
+    assert not any(isinstance(e, Notice) and "showed code" in e.message for e in events)
 
 
 def test_a_skill_called_as_a_tool_returns_its_instructions(
@@ -269,3 +269,30 @@ def test_an_unknown_name_that_is_no_skill_is_still_an_unknown_tool(
     events, _ = run_turn("write the release notes")
     result = next(e for e in events if isinstance(e, ToolResult))
     assert not result.ok and result.error.startswith("unknown tool 'release-notes'")
+
+
+SCHEDULE = {
+    "name": "toolkit_scheduler",
+    "arguments": {"action": "list"},
+}
+HANDED_OVER = (
+    f"To see your tasks, you can use the following command:\n{fenced(SCHEDULE)}\nIt lists them."
+)
+
+
+def test_a_call_handed_to_the_user_is_sent_back_when_the_user_asked_for_the_result(
+    model_config, scripted_server, workspace
+):
+    scripted_server.push(Reply(text=HANDED_OVER), Reply(text="No tasks yet."))
+    events, _ = run_turn("List my scheduled tasks.")
+    assert any(isinstance(e, Notice) and "described tool calls" in e.message for e in events)
+    assert turn_requests(scripted_server)[1]["messages"][-1]["content"].startswith("You described")
+
+
+def test_a_call_quoted_for_a_user_who_asked_how_is_the_answer(
+    model_config, scripted_server, workspace
+):
+    scripted_server.push(Reply(text=HANDED_OVER))
+    events, _ = run_turn("How do I list my scheduled tasks?")
+    assert isinstance(events[-1], Done) and events[-1].text == HANDED_OVER.strip()
+    assert len(turn_requests(scripted_server)) == 1

@@ -47,13 +47,37 @@ _OWN_STEPS = re.compile(
     re.I,
 )
 
+# ... or hands the step to the user ("you can use the following command: ```json {...}```"):
+# wrong when the user asked for the result, right when they asked how to do it
+_YOUR_STEPS = re.compile(
+    r"\b(?:you can|you could|you may|you need to|you should|use the following|"
+    r"run the following|with the following)\b",
+    re.I,
+)
+_ASKS_HOW = re.compile(
+    r"\b(?:how (?:do|can|could|would|should|to)|explain|show me how|what(?:'s| is) the "
+    r"(?:syntax|command|format)|examples?|teach me)\b",
+    re.I,
+)
+
+
+def asks_how(request: str) -> bool:
+    """Whether the user asked how to do something (an answer may quote calls), not for it to
+    be done."""
+    return bool(_ASKS_HOW.search(request))
+
 
 class Corrections:
     """The corrections of one turn: at most :data:`MAX_CORRECTIONS` asks, and the messages to
     send with the next request."""
 
-    def __init__(self, toolkit: Toolkit) -> None:
+    def __init__(self, toolkit: Toolkit, request: str = "") -> None:
         self.toolkit = toolkit
+        self.steps = (
+            _OWN_STEPS
+            if asks_how(request)
+            else re.compile(f"{_OWN_STEPS.pattern}|{_YOUR_STEPS.pattern}", re.I)
+        )
         self.asked = 0
         self.pending: list[dict[str, Any]] = []
         self.asked_to_call = False  # the request just made carried a DESCRIBED correction
@@ -75,11 +99,12 @@ class Corrections:
         return pending
 
     def described(self, content: str) -> bool:
-        """Ask again when ``content`` announces its own steps and quotes a call (or names a
-        tool beside a JSON object of arguments) that it did not make."""
+        """Ask again when ``content`` announces its own steps (or, when the user asked for a
+        result, hands them to the user) and quotes a call (or names a tool beside a JSON object
+        of arguments) that it did not make."""
         from ..llm.textcalls import quoted_calls
 
-        if not content or self.asked >= MAX_CORRECTIONS or not _OWN_STEPS.search(content):
+        if not content or self.asked >= MAX_CORRECTIONS or not self.steps.search(content):
             return False  # documentation written for the user may quote calls too
         names = self.toolkit.names()
         if not quoted_calls(content, names) and not _names_a_tool_with_json(content, names):

@@ -116,7 +116,7 @@ class Session:
         """Run one user turn to its end, yielding events; the last one is Done or Error."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
         self.turn_context = None
-        turn = _Turn(self)
+        turn = _Turn(self, content if isinstance(content, str) else _text_of(content))
         async for event in turn.run():
             # before yielding: a consumer may stop iterating at Done
             if isinstance(event, Done) and self.after_turn is not None:
@@ -127,12 +127,12 @@ class Session:
 class _Turn:
     """The state of one running turn (kept off Session so sessions stay reusable)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, request: str = "") -> None:
         self.s = session
         self.usage = Usage()
         self.guard = LoopGuard()
         self.hard_target: int | None = None  # set after a context-length error
-        self.corrections = Corrections(session.executor.toolkit)
+        self.corrections = Corrections(session.executor.toolkit, request)
 
     async def run(self) -> AsyncIterator[Event]:
         from ..llm.textcalls import extract_text_tool_calls
@@ -318,6 +318,10 @@ def _tool_message(result: ToolResult) -> Message:
         tool_call_id=result.call_id,
         name=result.name,
     )
+
+
+def _text_of(content: list[dict[str, Any]]) -> str:
+    return " ".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
 
 
 def _call_of(calls: list[ToolCall], result: ToolResult) -> ToolCall:
