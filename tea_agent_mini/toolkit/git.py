@@ -2,7 +2,8 @@
 
 git runs with ``-C <workspace>``; paths given by the model pass through the workspace
 confinement first. Read-only calls use ``--no-optional-locks`` so that they can run next to
-each other (and next to the user's own git) without taking the index lock.
+each other (and next to the user's own git) without taking the index lock, and run none of the
+repository's own programs (hooks, filters, diff drivers, fsmonitor ...; see ``gitsafe.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.gitsafe import read_only_options
 from tea_agent_mini.toolkit.programs import require_program, run_program
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.toolkit.shell import CommandResult
@@ -31,6 +33,11 @@ _STATUS_WORDS = {
     "U": "unmerged",
 }
 _CONFLICTS = frozenset({"DD", "AU", "UD", "UA", "DU", "AA", "UU"})
+# repository-named diff programs stay off; submodules are not entered (their configs can name
+# programs too), so a submodule shows as changed only when its commit differs
+NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
+NO_SUBMODULE_GIT = "--ignore-submodules=dirty"
+STATUS = ("status", "--porcelain=v1", "--branch", NO_SUBMODULE_GIT)
 
 
 def run_git(ctx: ToolContext, *args: str, read_only: bool = True) -> CommandResult:
@@ -38,7 +45,9 @@ def run_git(ctx: ToolContext, *args: str, read_only: bool = True) -> CommandResu
     workspace = ctx.resolve(".")
     argv = ["git", "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=never"]
     if read_only:
-        argv.append("--no-optional-locks")
+        argv += ["--no-optional-locks", *read_only_options(workspace)]
+    else:
+        argv += ["-c", "core.fsmonitor=false"]
     argv += ["-C", str(workspace), *args]
     return run_program(ctx, argv, cwd=workspace, timeout=TIMEOUT, output_limit=OUTPUT_LIMIT)
 
@@ -111,12 +120,11 @@ def toolkit_git(
 ) -> str:
     where = _pathspec(ctx, path)
     if action == "status":
-        output = git_output(
-            ctx, "status", "--porcelain=v1", "--branch", "--untracked-files=normal", *where
-        )
+        output = git_output(ctx, *STATUS, "--untracked-files=normal", *where)
         return format_status(parse_status(output))
     if action == "diff":
-        flags = ["--no-ext-diff"] + (["--cached"] if staged else []) + (["--stat"] if stat else [])
+        flags = [*NO_DIFF_PROGRAMS, NO_SUBMODULE_GIT] + (["--cached"] if staged else [])
+        flags += ["--stat"] if stat else []
         return git_output(ctx, "diff", *flags, *_ref(ref), *where) or "(no differences)"
     if action == "log":
         count = min(max(1, max_count), MAX_LOG)
@@ -127,8 +135,8 @@ def toolkit_git(
     if action == "branch":
         return git_output(ctx, "branch", "--all", "-vv") or "(no branches yet)"
     if action == "show":
-        flags = ["--stat"] if stat else ["--stat", "--patch"]
-        return git_output(ctx, "show", "--no-ext-diff", *flags, *(_ref(ref) or ["HEAD"]), *where)
+        flags = [*NO_DIFF_PROGRAMS, "--stat"] + ([] if stat else ["--patch"])
+        return git_output(ctx, "show", *flags, *(_ref(ref) or ["HEAD"]), *where)
     raise ToolError(f"unknown action {action!r}; use status, diff, log, branch or show")
 
 
@@ -238,11 +246,11 @@ def toolkit_git_commit(
         git_output(ctx, "add", "--", *paths, read_only=False)
     elif all:
         git_output(ctx, "add", "-A", "--", ".", read_only=False)
-    staged = run_git(ctx, "diff", "--cached", "--quiet")
+    staged = run_git(ctx, "diff", *NO_DIFF_PROGRAMS, "--cached", "--quiet")
     if staged.exit_code not in (0, 1):
         raise failure("diff", staged)
     if staged.exit_code == 0:
-        state = format_status(parse_status(git_output(ctx, "status", "--porcelain=v1", "-b")))
+        state = format_status(parse_status(git_output(ctx, *STATUS)))
         raise ToolError(
             f"nothing to commit: no staged changes. Pass files=[...] or all=true.\n{state}"
         )
@@ -251,7 +259,9 @@ def toolkit_git_commit(
         result = run_git(ctx, *FALLBACK_IDENTITY, "commit", "-m", message, read_only=False)
     if result.exit_code != 0 or result.killed:
         raise failure("commit", result)
-    summary = git_output(ctx, "show", "--stat", "--format=%H%n%an <%ae>%n%s", "HEAD")
+    summary = git_output(
+        ctx, "show", *NO_DIFF_PROGRAMS, "--stat", "--format=%H%n%an <%ae>%n%s", "HEAD"
+    )
     commit, author, subject, *stat = summary.strip("\n").split("\n")
     branch = git_output(ctx, "rev-parse", "--abbrev-ref", "HEAD").strip()
     body = "\n".join(line for line in stat if line.strip())
