@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from teaeval.usage import (
     StreamTap,
+    reply_fragments,
     TokenCounts,
     body_counts,
     estimate_prompt_tokens,
@@ -99,3 +100,15 @@ def test_the_estimate_counts_messages_and_tools():
     )
     assert 1 <= small < bigger and bigger >= 100
     assert estimate_prompt_tokens(None) == estimate_prompt_tokens({})
+
+
+def test_the_tap_keeps_what_the_reply_said_text_and_tool_call_pieces():
+    assert "".join(feed("stream_text.sse", 5).reply).startswith("Name two colour")
+    tool_chunk = {
+        "choices": [
+            {"delta": {"tool_calls": [{"function": {"name": "toolkit_file", "arguments": "{}"}}]}}
+        ]
+    }
+    assert reply_fragments(tool_chunk) == ["toolkit_file", "{}"]
+    assert reply_fragments({"usage": {"prompt_tokens": 3}}) == []
+    assert reply_fragments({"choices": [{"delta": {"content": None}}]}) == []

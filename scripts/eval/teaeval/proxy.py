@@ -70,6 +70,7 @@ class Exchange:
     tokens: TokenCounts = field(default_factory=TokenCounts)
     seconds: float = 0.0
     error: str | None = None
+    reply: str = ""  # what a streamed response said: text and tool-call fragments
     finished: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @property
@@ -235,6 +236,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         finally:
             tap.finish()
             exchange.tokens = tap.counts
+            exchange.reply = "".join(tap.reply)
         self.wfile.write(b"0\r\n\r\n")
 
     def _start_response(self, response: http.client.HTTPResponse) -> None:

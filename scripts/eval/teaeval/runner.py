@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import tasks_files, tasks_home
 from .metrics import TaskResult, traffic
@@ -61,6 +63,8 @@ def _run_in(
         if run.timed_out:
             break
     seconds = time.monotonic() - started
+    if options.keep:
+        _write_exchanges(sandbox.root / "exchanges.jsonl", proxy, tags)
     given = JudgeInput(sandbox.workspace, sandbox.home, case, runs, _cli(sandbox, options))
     verdict = _judge(task, given)
     problem = _problem(runs, options.timeout)
@@ -74,6 +78,24 @@ def _run_in(
         answers=[run.answer for run in runs],
         problem=problem,
     )
+
+
+def _write_exchanges(path: Path, proxy: RecordingProxy, tags: Sequence[str]) -> None:
+    """Each model call of the task, for a look afterwards: the last message sent, the reply."""
+    with path.open("w", encoding="utf-8") as out:
+        for tag in tags:
+            for exchange in proxy.exchanges(tag):
+                messages = (exchange.body or {}).get("messages") or [{}]
+                record = {
+                    "tag": tag,
+                    "lane": exchange.lane,
+                    "status": exchange.status,
+                    "seconds": round(exchange.seconds, 2),
+                    "completion_tokens": exchange.tokens.completion,
+                    "last_message": messages[-1],
+                    "reply": exchange.reply,
+                }
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _configure(

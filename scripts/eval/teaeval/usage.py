@@ -70,6 +70,7 @@ class StreamTap:
     def __init__(self) -> None:
         self.counts = TokenCounts()
         self.events = 0
+        self.reply: list[str] = []  # the text and tool-call fragments, as they came
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._parser = SSEParser()
 
@@ -90,6 +91,21 @@ class StreamTap:
             except json.JSONDecodeError:
                 continue
             self.counts.update(read_counts(payload))
+            self.reply += reply_fragments(payload)
+
+
+def reply_fragments(chunk: Any) -> list[str]:
+    """The text and tool-call pieces of one stream chunk (empty for anything else)."""
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    delta = choices[0].get("delta") if isinstance(choices, list) and choices else None
+    if not isinstance(delta, dict):
+        return []
+    pieces = [delta["content"]] if isinstance(delta.get("content"), str) else []
+    for call in delta.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            pieces += [str(function[key]) for key in ("name", "arguments") if function.get(key)]
+    return pieces
 
 
 def body_counts(data: bytes) -> TokenCounts:
