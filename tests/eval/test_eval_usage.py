@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from teaeval.usage import (
     StreamTap,
-    reply_fragments,
     TokenCounts,
     body_counts,
     estimate_prompt_tokens,
     read_counts,
+    reply_fragments,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llamacpp"
