@@ -5,7 +5,8 @@ server's stderr is free-form logging: it is drained continuously (a full pipe wo
 server), appended to a log file and kept as a short tail for error messages.
 
 The child runs in its own session (POSIX) so that closing stops the whole process tree it started
-(``npx`` servers spawn node), and a Ctrl-C in the terminal does not reach it.
+(``npx`` servers spawn node), and a Ctrl-C in the terminal does not reach it. On Linux the kernel
+kills it when the agent dies (``toolkit.orphans``); what it started sees its stdin close.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from tea_agent_mini.mcp.errors import McpError, McpTransportError
 from tea_agent_mini.mcp.jsonrpc import Message, dumps, loads
 from tea_agent_mini.private import private_dirs
+from tea_agent_mini.toolkit.orphans import die_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +92,7 @@ class StdioTransport:
                 cwd=self.cwd or None,
                 limit=LINE_LIMIT,
                 start_new_session=sys.platform != "win32",
+                preexec_fn=die_with_parent(),  # a killed agent leaves no server behind
             )
         except OSError as exc:
             raise McpTransportError(f"cannot start {self.description!r}: {exc}") from exc

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -206,3 +210,38 @@ def test_close_stops_a_stubborn_server_and_everything_it_started():
     assert not _running(parent)
     assert not _running(grandchild)
     assert crashes == []  # closing on purpose is not reported as a crash
+
+
+# an agent that started an MCP server (one that never reads its input) and waits
+AGENT = """
+import asyncio, sys
+from tea_agent_mini.mcp.stdio import StdioTransport
+
+async def main():
+    transport = StdioTransport(sys.executable, ["-c", "import time; time.sleep(300)"])
+    await transport.start(lambda message: None, lambda error: None)
+    print(transport.pid, flush=True)
+    await asyncio.sleep(300)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_a_killed_agent_leaves_no_server_behind():
+    agent = subprocess.Popen([sys.executable, "-c", AGENT], stdout=subprocess.PIPE, text=True)
+    try:
+        server = int(agent.stdout.readline())
+    finally:
+        agent.kill()
+        agent.wait()
+        agent.stdout.close()
+    # generous: the kernel kills it at once, but the machine may be loaded
+    deadline = time.monotonic() + 30
+    try:
+        while _running(server):
+            assert time.monotonic() < deadline, "the MCP server outlived the agent"
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server, signal.SIGKILL)
