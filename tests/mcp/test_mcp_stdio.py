@@ -161,6 +161,56 @@ def test_a_server_that_exits_at_once_fails_the_handshake():
         asyncio.run(scenario())
 
 
+# closes its input first, then exits: a write in between fails with a broken pipe
+QUITTER = (
+    "import os, sys, time; os.close(0); print('bad config', file=sys.stderr, flush=True); "
+    "time.sleep({delay}); sys.exit(3)"
+)
+
+
+class LateWriter(StdioTransport):
+    """Writes only after ``before_write``: a loaded machine, where the server acts first."""
+
+    def __init__(self, delay: float, before_write) -> None:
+        super().__init__(sys.executable, ["-c", QUITTER.format(delay=delay)])
+        self.before_write = before_write
+
+    async def send(self, message) -> None:
+        await self.before_write(self)
+        await super().send(message)
+
+
+async def has_exited(transport: StdioTransport) -> None:
+    await transport._process.wait()
+
+
+async def has_closed_its_input(transport: StdioTransport) -> None:
+    deadline = time.monotonic() + 30
+    while "bad config" not in transport.stderr_tail:
+        assert time.monotonic() < deadline, "the server never said it closed its input"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("before_write", [has_exited, has_closed_its_input])
+def test_the_exit_is_reported_whichever_the_client_notices_first(before_write):
+    async def scenario():
+        await McpClient(LateWriter(0.3, before_write), request_timeout=10).connect()
+
+    with pytest.raises(McpTransportError, match="exited with code 3.*bad config"):
+        asyncio.run(scenario())
+
+
+def test_a_server_that_stops_reading_but_runs_on_is_reported_as_such(monkeypatch):
+    monkeypatch.setattr("tea_agent_mini.mcp.stdio.EXIT_WAIT", 0.2)
+
+    async def scenario():
+        transport = LateWriter(60, has_closed_its_input)
+        await McpClient(transport, request_timeout=10).connect()
+
+    with pytest.raises(McpTransportError, match="stopped reading its input.*bad config"):
+        asyncio.run(scenario())
+
+
 def test_the_child_gets_only_whitelisted_variables_plus_its_own(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("PATH", "/usr/bin")
