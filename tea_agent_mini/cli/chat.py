@@ -34,6 +34,9 @@ class ChatRepl:
         self.session = None
 
     def run(self, topic_id: str | None = None) -> int:
+        from ..toolkit.orphans import reap_orphans
+
+        reap_orphans(self.runtime.config.home)
         self._open(topic_id)
         print("tea-agent-mini chat — /help for commands, Ctrl-D to quit", file=sys.stderr)
         try:

@@ -55,9 +55,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
     from ..runtime import Runtime
+    from ..toolkit.orphans import reap_orphans
 
     runtime = Runtime(config)
     try:
+        await asyncio.to_thread(reap_orphans, config.home)
         await _wait_for_mcp(runtime)
         session = runtime.session(
             topic_id,

@@ -21,6 +21,7 @@ from ..types import Message
 __all__ = [
     "FULL_TOOL_TURNS",
     "RECENT_TURNS",
+    "UNKNOWN_OUTCOME",
     "consistent",
     "placeholder_for",
     "replaceable",
@@ -33,6 +34,10 @@ RECENT_TURNS = 10  # must stay below summary.RING_KEEP, so no turn is in neither
 FULL_TOOL_TURNS = 3
 MIN_PLACEHOLDER_CHARS = 200  # shorter outputs cost less than the placeholder would
 PLACEHOLDER_PREFIX = "[tool output omitted to save context: "
+UNKNOWN_OUTCOME = (
+    "Error: no result: the server stopped while this tool was running. Its outcome is unknown "
+    "(it may or may not have taken effect); check before repeating it."
+)
 
 
 def consistent(history: Sequence[Message]) -> list[Message]:
@@ -53,10 +58,10 @@ def consistent(history: Sequence[Message]) -> list[Message]:
 
 
 def _placeholders(pending: dict[str, str]) -> list[Message]:
+    # A turn stores a result for every call, even when cancelled: a call without one was running
+    # when the process stopped, so it may have done part or all of its work.
     return [
-        Message(
-            role="tool", tool_call_id=call_id, name=name, content="Error: no result (interrupted)"
-        )
+        Message(role="tool", tool_call_id=call_id, name=name, content=UNKNOWN_OUTCOME)
         for call_id, name in pending.items()
     ]
 

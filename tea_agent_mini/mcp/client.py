@@ -266,6 +266,8 @@ class McpClient:
             ) from None
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # failed by the close while a failed send raised: mark it read
 
     async def _exchange(
         self, request: Request, future: asyncio.Future[dict[str, Any]]

@@ -5,7 +5,8 @@ server's stderr is free-form logging: it is drained continuously (a full pipe wo
 server), appended to a log file and kept as a short tail for error messages.
 
 The child runs in its own session (POSIX) so that closing stops the whole process tree it started
-(``npx`` servers spawn node), and a Ctrl-C in the terminal does not reach it.
+(``npx`` servers spawn node), and a Ctrl-C in the terminal does not reach it. On Linux the kernel
+kills it when the agent dies (``toolkit.orphans``); what it started sees its stdin close.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from tea_agent_mini.mcp.errors import McpError, McpTransportError
 from tea_agent_mini.mcp.jsonrpc import Message, dumps, loads
 from tea_agent_mini.private import private_dirs
+from tea_agent_mini.toolkit.orphans import die_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ INHERITED_ENV = (
 LINE_LIMIT = 32 * 1024 * 1024  # one message per line; images arrive base64-encoded
 STDERR_TAIL = 20
 CLOSE_GRACE = 2.0
+EXIT_WAIT = 2.0  # after a failed write: how long an exit may take to show before we give up
 
 OnMessage = Callable[[Message], None]
 OnClose = Callable[[McpError], None]
@@ -64,6 +67,7 @@ class StdioTransport:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self._process: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._stderr: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._closing = False
 
@@ -90,12 +94,13 @@ class StdioTransport:
                 cwd=self.cwd or None,
                 limit=LINE_LIMIT,
                 start_new_session=sys.platform != "win32",
+                preexec_fn=die_with_parent(),  # a killed agent leaves no server behind
             )
         except OSError as exc:
             raise McpTransportError(f"cannot start {self.description!r}: {exc}") from exc
-        stderr = asyncio.create_task(self._drain_stderr())
-        stdout = asyncio.create_task(self._read_stdout(on_message, on_close, stderr))
-        self._tasks = [stderr, stdout]
+        self._stderr = asyncio.create_task(self._drain_stderr())
+        stdout = asyncio.create_task(self._read_stdout(on_message, on_close))
+        self._tasks = [self._stderr, stdout]
 
     async def ready(self, protocol_version: str) -> None:
         """Nothing to do: stdio has no per-request headers."""
@@ -103,6 +108,8 @@ class StdioTransport:
     async def send(self, message: Message) -> None:
         process = self._process
         if process is None or process.returncode is not None or process.stdin is None:
+            if process is not None and process.returncode is not None and not self._closing:
+                raise await self._exit_error(process.returncode)
             raise McpTransportError(f"{self.description!r} is not running{self._tail_note()}")
         data = (dumps(message) + "\n").encode("utf-8")
         async with self._write_lock:
@@ -110,9 +117,22 @@ class StdioTransport:
                 process.stdin.write(data)
                 await process.stdin.drain()
             except (BrokenPipeError, ConnectionResetError) as exc:
-                raise McpTransportError(
-                    f"{self.description!r} stopped reading its input{self._tail_note()}"
-                ) from exc
+                raise await self._write_error(process) from exc
+
+    async def _write_error(self, process: asyncio.subprocess.Process) -> McpTransportError:
+        """A write failed: usually the server has exited, which says more than the pipe does."""
+        try:
+            code = await asyncio.wait_for(process.wait(), EXIT_WAIT)
+        except asyncio.TimeoutError:
+            return McpTransportError(
+                f"{self.description!r} stopped reading its input{self._tail_note()}"
+            )
+        return await self._exit_error(code)
+
+    async def _exit_error(self, code: int) -> McpTransportError:
+        if self._stderr is not None:  # the server's last words are often the reason
+            await asyncio.wait([self._stderr], timeout=1.0)
+        return McpTransportError(f"the server exited with code {code}{self._tail_note()}")
 
     async def close(self) -> None:
         """Close stdin, give the server a moment to exit, then terminate, then kill."""
@@ -156,9 +176,7 @@ class StdioTransport:
             return False
         return True
 
-    async def _read_stdout(
-        self, on_message: OnMessage, on_close: OnClose, stderr: asyncio.Task[None]
-    ) -> None:
+    async def _read_stdout(self, on_message: OnMessage, on_close: OnClose) -> None:
         process = self._process
         assert process is not None and process.stdout is not None
         while True:
@@ -171,11 +189,10 @@ class StdioTransport:
                 break
             self._deliver(line, on_message)
         code = await process.wait()
-        # let stderr finish so the error message can quote the server's last words
-        await asyncio.wait([stderr], timeout=1.0)
+        error = await self._exit_error(code)
         if not self._closing:
             logger.warning("MCP server %r exited with code %s", self.description, code)
-            on_close(McpTransportError(f"the server exited with code {code}{self._tail_note()}"))
+            on_close(error)
 
     def _deliver(self, line: bytes, on_message: OnMessage) -> None:
         text = line.decode("utf-8", errors="replace").strip()

@@ -54,6 +54,7 @@ class TaskExecutor:
         return result
 
     async def run_shell(self, task: Task) -> RunResult:
+        from ..toolkit.orphans import JobTable
         from ..toolkit.shell import check_command, run_command
 
         command = task.command or ""
@@ -67,8 +68,9 @@ class TaskExecutor:
         cancel = threading.Event()
         try:
             check_command(command)
+            jobs = JobTable.at(self.runtime.config.home)
             done = await asyncio.to_thread(
-                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel
+                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel, jobs
             )
         except ToolError as exc:
             return RunResult("failed", error=str(exc))

@@ -40,6 +40,7 @@ class ProcStat:
     pgrp: int
     session: int
     cpu_ticks: int
+    start: int = 0  # clock ticks after boot: with the pid, it tells a process from a reused pid
 
 
 def has_proc() -> bool:
@@ -57,10 +58,27 @@ def read_stat(pid: int) -> ProcStat | None:
     fields = raw[raw.rfind(")") + 2 :].split()
     try:
         state, ppid, pgrp, session = fields[0], int(fields[1]), int(fields[2]), int(fields[3])
-        utime, stime = int(fields[11]), int(fields[12])
+        utime, stime, start = int(fields[11]), int(fields[12]), int(fields[19])
     except (IndexError, ValueError):
         return None
-    return ProcStat(pid, state, ppid, pgrp, session, utime + stime)
+    return ProcStat(pid, state, ppid, pgrp, session, utime + stime, start)
+
+
+def read_environ(pid: int) -> set[bytes]:
+    """The ``NAME=value`` entries a process was started with; empty when not readable."""
+    try:
+        raw = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return set()
+    return set(raw.split(b"\0"))
+
+
+def boot_id() -> str:
+    """This boot's id: start times count from the boot, so they compare only within one."""
+    try:
+        return (PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
+    except OSError:
+        return ""
 
 
 def read_io_bytes(pid: int) -> int:
@@ -116,6 +134,11 @@ def sample(root: int) -> Activity:
         io_bytes=sum(read_io_bytes(s.pid) for s in stats),
         pids=frozenset(s.pid for s in stats),
     )
+
+
+def group_stats(pgid: int) -> list[ProcStat]:
+    """The processes of a process group (zombies included)."""
+    return [s for s in _all_stats() if s.pgrp == pgid]
 
 
 def group_alive(pgid: int) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.orphans import JobTable
 from tea_agent_mini.toolkit.shell import OUTPUT_LIMIT, CommandResult, run_command
 
 DEFAULT_TIMEOUT = 120.0
@@ -115,7 +116,12 @@ def run_program(
     """Run ``argv`` (no shell expansion) in ``cwd`` (default: the workspace)."""
     directory = cwd if cwd is not None else ctx.resolve(".")
     return run_command(
-        command_line(argv), directory, timeout, output_limit, cancel=ctx.cancel_event
+        command_line(argv),
+        directory,
+        timeout,
+        output_limit,
+        cancel=ctx.cancel_event,
+        jobs=JobTable.at(ctx.home),
     )
 
 

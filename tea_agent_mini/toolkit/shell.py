@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from tea_agent_mini.errors import ToolError
-from tea_agent_mini.toolkit import proctree
+from tea_agent_mini.toolkit import orphans, proctree
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
@@ -132,14 +132,19 @@ def run_command(
     timeout: float,
     output_limit: int = OUTPUT_LIMIT,
     cancel: threading.Event | None = None,
+    jobs: orphans.JobTable | None = None,
 ) -> CommandResult:
-    """Run ``command`` through the shell and supervise it until it ends or is killed."""
+    """Run ``command`` through the shell and supervise it until it ends or is killed.
+
+    ``jobs`` records the command while it runs, so that a crash does not leave it running."""
     started = time.monotonic()
     env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    env.update(orphans.owner_mark())
     try:
         proc = _spawn(command, cwd, env)
     except OSError as exc:
         raise ToolError(f"cannot start the shell: {exc.strerror or exc}") from exc
+    record = jobs.add(proc.pid, command) if jobs is not None else None
     buffer = OutputBuffer(output_limit)
     reader = threading.Thread(target=_pump, args=(proc.stdout, buffer), daemon=True)
     reader.start()
@@ -155,6 +160,8 @@ def run_command(
         _terminate(proc, grace=1.0)
         stopped = True
         reader.join(timeout=2.0)
+    if jobs is not None:
+        jobs.remove(record)
     return CommandResult(
         proc.returncode, time.monotonic() - started, buffer.text(), killed, stopped
     )
@@ -170,7 +177,12 @@ def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> su
     }
     if os.name == "posix":
         # a new session makes the command a process group we can kill as a whole
-        return subprocess.Popen(["/bin/sh", "-c", command], start_new_session=True, **common)
+        return subprocess.Popen(
+            ["/bin/sh", "-c", command],
+            start_new_session=True,
+            preexec_fn=orphans.die_with_parent(),
+            **common,
+        )
     flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     return subprocess.Popen(command, shell=True, creationflags=flags, **common)
 
@@ -288,4 +300,5 @@ def toolkit_exec(
     directory = ctx.resolve(cwd or ".", must_exist=True)
     if not directory.is_dir():
         raise ToolError(f"cwd '{cwd}' is not a directory")
-    return format_result(run_command(command, directory, limit, cancel=ctx.cancel_event))
+    jobs = orphans.JobTable.at(ctx.home)
+    return format_result(run_command(command, directory, limit, cancel=ctx.cancel_event, jobs=jobs))

@@ -92,6 +92,8 @@ def test_orphan_tool_results_and_unanswered_calls_are_repaired(store):
     assert not any(m.get("content") == "orphan" for m in messages)
     answered = [m for m in messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answered] == ["c9"]
+    # the call was running when the server stopped: the model must not assume it did nothing
+    assert "outcome is unknown" in answered[0]["content"]
 
 
 def test_recorded_pairs_keep_answer_thinking_files_and_tools(store):

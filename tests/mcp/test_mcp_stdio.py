@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -157,6 +161,56 @@ def test_a_server_that_exits_at_once_fails_the_handshake():
         asyncio.run(scenario())
 
 
+# closes its input first, then exits: a write in between fails with a broken pipe
+QUITTER = (
+    "import os, sys, time; os.close(0); print('bad config', file=sys.stderr, flush=True); "
+    "time.sleep({delay}); sys.exit(3)"
+)
+
+
+class LateWriter(StdioTransport):
+    """Writes only after ``before_write``: a loaded machine, where the server acts first."""
+
+    def __init__(self, delay: float, before_write) -> None:
+        super().__init__(sys.executable, ["-c", QUITTER.format(delay=delay)])
+        self.before_write = before_write
+
+    async def send(self, message) -> None:
+        await self.before_write(self)
+        await super().send(message)
+
+
+async def has_exited(transport: StdioTransport) -> None:
+    await transport._process.wait()
+
+
+async def has_closed_its_input(transport: StdioTransport) -> None:
+    deadline = time.monotonic() + 30
+    while "bad config" not in transport.stderr_tail:
+        assert time.monotonic() < deadline, "the server never said it closed its input"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("before_write", [has_exited, has_closed_its_input])
+def test_the_exit_is_reported_whichever_the_client_notices_first(before_write):
+    async def scenario():
+        await McpClient(LateWriter(0.3, before_write), request_timeout=10).connect()
+
+    with pytest.raises(McpTransportError, match="exited with code 3.*bad config"):
+        asyncio.run(scenario())
+
+
+def test_a_server_that_stops_reading_but_runs_on_is_reported_as_such(monkeypatch):
+    monkeypatch.setattr("tea_agent_mini.mcp.stdio.EXIT_WAIT", 0.2)
+
+    async def scenario():
+        transport = LateWriter(60, has_closed_its_input)
+        await McpClient(transport, request_timeout=10).connect()
+
+    with pytest.raises(McpTransportError, match="stopped reading its input.*bad config"):
+        asyncio.run(scenario())
+
+
 def test_the_child_gets_only_whitelisted_variables_plus_its_own(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("PATH", "/usr/bin")
@@ -206,3 +260,38 @@ def test_close_stops_a_stubborn_server_and_everything_it_started():
     assert not _running(parent)
     assert not _running(grandchild)
     assert crashes == []  # closing on purpose is not reported as a crash
+
+
+# an agent that started an MCP server (one that never reads its input) and waits
+AGENT = """
+import asyncio, sys
+from tea_agent_mini.mcp.stdio import StdioTransport
+
+async def main():
+    transport = StdioTransport(sys.executable, ["-c", "import time; time.sleep(300)"])
+    await transport.start(lambda message: None, lambda error: None)
+    print(transport.pid, flush=True)
+    await asyncio.sleep(300)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_a_killed_agent_leaves_no_server_behind():
+    agent = subprocess.Popen([sys.executable, "-c", AGENT], stdout=subprocess.PIPE, text=True)
+    try:
+        server = int(agent.stdout.readline())
+    finally:
+        agent.kill()
+        agent.wait()
+        agent.stdout.close()
+    # generous: the kernel kills it at once, but the machine may be loaded
+    deadline = time.monotonic() + 30
+    try:
+        while _running(server):
+            assert time.monotonic() < deadline, "the MCP server outlived the agent"
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server, signal.SIGKILL)

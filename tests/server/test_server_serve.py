@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -9,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import httpx
@@ -16,6 +18,8 @@ import pytest
 
 from tea_agent_mini.config import load_config
 from tea_agent_mini.server.app import bind_refusal, serve
+from tea_agent_mini.toolkit import proctree
+from tea_agent_mini.toolkit.orphans import Job, JobTable
 from tests.fakes.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,3 +172,22 @@ def test_sigterm_stops_a_running_turn_and_closes_the_database(
     with sqlite3.connect(tea_home / "chat.db") as db:
         roles = [r[0] for r in db.execute("SELECT role FROM messages ORDER BY id")]
     assert roles[0] == "user"
+
+
+@pytest.mark.skipif(not proctree.has_proc(), reason="process start times need /proc (Linux)")
+def test_start_up_stops_the_commands_a_killed_server_left_running(tea_home: Path, live_factory):
+    orphan = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        leader, me = proctree.read_stat(orphan.pid), proctree.read_stat(os.getpid())
+        assert leader is not None and me is not None
+        # recorded by an earlier process with our pid, which is gone
+        job = Job(orphan.pid, leader.start, me.pid, me.start - 1, proctree.boot_id(), "sleep 300")
+        folder = JobTable.at(tea_home).folder
+        folder.mkdir()
+        (folder / f"{me.pid}-{orphan.pid}.json").write_text(json.dumps(asdict(job)))
+        live_factory()
+        assert orphan.wait(timeout=30) == -signal.SIGTERM
+        assert not list(folder.iterdir())
+    finally:
+        orphan.kill()
+        orphan.wait()
