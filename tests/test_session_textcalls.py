@@ -296,3 +296,29 @@ def test_a_call_quoted_for_a_user_who_asked_how_is_the_answer(
     events, _ = run_turn("How do I list my scheduled tasks?")
     assert isinstance(events[-1], Done) and events[-1].text == HANDED_OVER.strip()
     assert len(turn_requests(scripted_server)) == 1
+
+
+def test_code_quoted_from_a_file_the_turn_read_is_the_answer(
+    model_config, scripted_server, workspace
+):
+    (workspace / "calc.py").write_text("def half(x):\n    return x / 2\n")
+    read = ToolCallSpec("toolkit_file", {"action": "read", "filename": "calc.py"})
+    scripted_server.push(Reply(tool_calls=[read]), Reply(text=FIXED_CODE))
+    events, _ = run_turn("show me half() from calc.py")
+    assert isinstance(events[-1], Done) and events[-1].text == FIXED_CODE.strip()
+    assert len(turn_requests(scripted_server)) == 2
+
+
+def test_a_one_line_command_block_after_a_failed_call_is_sent_back(
+    model_config, scripted_server, workspace
+):
+    (workspace / "r.py").write_text("a = f(1)\nb = f(2)\n")
+    edit = ToolCallSpec("toolkit_edit", {"file_path": "r.py", "old_string": "f", "new_string": "g"})
+    as_command = (
+        'Here is the command:\n\n```python\ntoolkit_edit r.py "f" "g" replace_all=True\n```'
+    )
+    scripted_server.push(Reply(tool_calls=[edit]), Reply(text=as_command), Reply(text="Done."))
+    run_turn("rename f to g in r.py")
+    assert (
+        "your last tool call failed" in turn_requests(scripted_server)[2]["messages"][-1]["content"]
+    )

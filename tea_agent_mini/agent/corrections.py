@@ -38,7 +38,8 @@ UNAPPLIED_CODE = (
     "reply with only the tool call (toolkit_edit, or toolkit_file with action write). "
     "If it does not, give your final answer."
 )
-_FENCED_CODE = re.compile(r"```[\w+-]*\n(?:[^\n]*\S[^\n]*\n){2,}?```")
+_FENCED_CODE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
+SEEN_OUTPUT_CHARS = 32_000  # of this turn's tool results, to tell quoted code from new code
 _MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
 # How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
 _OWN_STEPS = re.compile(
@@ -84,10 +85,12 @@ class Corrections:
         self.calls = 0  # tool calls finished this turn
         self.changed = False  # a call that writes files succeeded
         self.last_failed = False
+        self.seen = ""  # the end of this turn's tool results
 
-    def record(self, call: ToolCall, ok: bool) -> None:
-        """One finished tool call of this turn."""
+    def record(self, call: ToolCall, ok: bool, output: str = "") -> None:
+        """One finished tool call of this turn, and what it returned."""
         self.calls += 1
+        self.seen = (self.seen + output)[-SEEN_OUTPUT_CHARS:]
         self.last_failed = not ok
         # a shell command counts as a check, not a change: running the tests changes nothing
         if ok and call.name not in SHELL_TOOLS and self._mutates(call):
@@ -129,10 +132,18 @@ class Corrections:
             return False
         if self.changed and not self.last_failed:
             return False
-        if not _FENCED_CODE.search(content) and not _python_style_call(content, self.toolkit):
+        if not self._new_code(content) and not _python_style_call(content, self.toolkit):
             return False
         state = "your last tool call failed" if self.last_failed else "no file was changed"
         return self._ask(content, UNAPPLIED_CODE.format(state=state))
+
+    def _new_code(self, content: str) -> bool:
+        """A code block with a line no tool returned: written, not quoted from a file read."""
+        for block in _FENCED_CODE.findall(content):
+            lines = (line.strip() for line in block.splitlines())
+            if any(line and line not in self.seen for line in lines):
+                return True
+        return False
 
     def repeated(self, name: str) -> None:
         """Point the model at the result of a call it just repeated."""

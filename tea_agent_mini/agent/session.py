@@ -264,7 +264,7 @@ class _Turn:
                 done.add(result.call_id)
                 call = _call_of(calls, result)
                 self.guard.record(result, call.arguments)
-                self.corrections.record(call, result.ok)
+                self.corrections.record(call, result.ok, result.content_for_model)
                 yield result
         finally:
             # A cancelled turn still answers every call it stored, so the history stays valid.
