@@ -169,10 +169,7 @@ class ToolExecutor:
         from tea_agent_mini.toolkit.skills_tool import toolkit_skills
 
         text = toolkit_skills(self.context, "load", name=name)
-        return (
-            f"{name} is a skill, not a tool: here are its instructions. Follow them with the "
-            f"tools you have.\n\n{text}"
-        )
+        return f"{name} is a skill, not a tool. Its instructions:\n\n{text}"
 
     def _unknown_tool_message(self, name: str) -> str:
         from tea_agent_mini.llm.toolnames import unknown_tool_message

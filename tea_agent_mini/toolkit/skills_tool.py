@@ -126,6 +126,11 @@ def _find(catalog: SkillCatalog, name: str) -> Skill:
     raise ToolError(f"no skill named {name!r}.{hint}")
 
 
+# A small model tends to repeat loaded instructions back as its answer; the last line says what
+# to do next.
+FOLLOW = "Follow these instructions now, one tool call at a time; do not repeat them back."
+
+
 def _load(catalog: SkillCatalog, name: str, file: str) -> str:
     skill = _find(catalog, name)
     if file.strip():
@@ -144,7 +149,7 @@ def _load(catalog: SkillCatalog, name: str, file: str) -> str:
         )
     else:
         lines.append("Extra files: none")
-    return "\n".join(lines) + "\n\n" + skill.body
+    return "\n".join(lines) + "\n\n" + skill.body.rstrip() + "\n\n" + FOLLOW
 
 
 def _search(catalog: SkillCatalog, query: str) -> str:

@@ -16,6 +16,7 @@ from tea_agent_mini.skills.loader import (
     parse_skill,
     read_skill_file,
 )
+from tea_agent_mini.toolkit import skills_tool
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.executor import ToolExecutor
 from tea_agent_mini.toolkit.registry import Toolkit
@@ -287,7 +288,7 @@ def test_create_then_load_through_the_tool(executor, home, workspace):
     assert loaded.ok
     assert "# Skill: release-notes (user)" in loaded.output
     assert "references/style.md" in loaded.output
-    assert loaded.output.endswith("2. Group them.")
+    assert loaded.output.endswith("2. Group them.\n\n" + skills_tool.FOLLOW)
     extra = run(executor, action="load", name="release-notes", file="references/style.md")
     assert extra.output == "Use past tense."
 
