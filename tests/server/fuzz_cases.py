@@ -7,7 +7,7 @@ surrogate escapes, numbers beyond int64 or float range, nesting 100k deep, broke
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +132,7 @@ class Schemas:
             yield (*path, name), sub
             yield from self.fields(sub, (*path, name))
         items = schema.get("items")
-        if isinstance(items, dict) and self.resolve(items).get("properties") and path:
+        if isinstance(items, dict) and self.resolve(items).get("properties"):
             yield from self.fields(items, (*path, 0))
 
     def sample(self, schema: dict[str, Any], name: str = "value") -> Any:
@@ -174,7 +174,7 @@ def with_value(body: Any, path: tuple[Any, ...], value: Any) -> Any:
 def raw_body(body: Any, path: tuple[Any, ...], literal: str) -> bytes:
     """``body`` as JSON text with the raw ``literal`` at ``path``."""
     text = json.dumps(with_value(body, path, RAW))
-    return text.replace(json.dumps(RAW), literal).encode("utf-8", "surrogatepass")
+    return text.replace(json.dumps(RAW), literal).encode()
 
 
 def dotted(path: tuple[Any, ...]) -> str:
@@ -190,7 +190,7 @@ def body_cases(
         yield json_case(method, url, f"malformed {content[:24]!r}", content)
     for content in DEEP_BODIES:
         yield json_case(method, url, f"deep {content[:8]!r}", content)
-    yield Case(method, url, "text/plain body", json.dumps(baseline).encode(), {})
+    yield Case(method, url, "no content type", json.dumps(baseline).encode(), {})
     for path, sub in schemas.fields(schema):
         name = dotted(path)
         accepted = schemas.types(sub)
@@ -209,7 +209,7 @@ def multipart(parts: list[tuple[str, bytes]], boundary: str = "fuzzboundary") ->
     out = b""
     for disposition, payload in parts:
         head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n"
-        out += head.encode("utf-8", "surrogatepass") + payload + b"\r\n"
+        out += head.encode() + payload + b"\r\n"
     return out + f"--{boundary}--\r\n".encode()
 
 
@@ -231,7 +231,7 @@ def multipart_cases(method: str, url: str) -> Iterator[Case]:
             body = multipart(
                 [
                     (f'form-data; name="file"; filename="{name}"', b"a: 1\n"),
-                    ('form-data; name="name"', name.encode("utf-8", "surrogatepass")),
+                    ('form-data; name="name"', name.encode()),
                 ]
             )
             yield Case(
@@ -254,11 +254,11 @@ def multipart_cases(method: str, url: str) -> Iterator[Case]:
         yield Case(method, url, label, body, {"Content-Type": content_type})
 
 
-def fill(path: str, values: Callable[[str], str]) -> str:
-    """``/a/{id}/b`` with each ``{name}`` replaced by ``values(name)``."""
+def fill(path: str, values: Mapping[str, str]) -> str:
+    """``/a/{id}/b`` with each ``{name}`` replaced by ``values[name]``."""
     out, rest = "", path
     while "{" in rest:
         head, _, tail = rest.partition("{")
         name, _, rest = tail.partition("}")
-        out += head + values(name)
+        out += head + values[name]
     return out + rest

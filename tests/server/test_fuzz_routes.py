@@ -75,18 +75,14 @@ def known_value(known: dict[str, str], path: str, name: str) -> str:
 def operation_cases(
     schemas: Schemas, known: dict[str, str], path: str, method: str, operation: dict[str, Any]
 ) -> Iterator[Case]:
-    # a DELETE never gets the known ids: the fixtures must outlive the run
-    ids = (
-        (lambda name: "unknown")
-        if method == "DELETE"
-        else (lambda name: known_value(known, path, name))
-    )
-    url = fill(path, ids)
     parameters = operation.get("parameters", [])
-    for param in (p for p in parameters if p["in"] == "path"):
+    names = [p["name"] for p in parameters if p["in"] == "path"]
+    # a DELETE never gets the known ids: the fixtures must outlive the run
+    good = {n: "unknown" if method == "DELETE" else known_value(known, path, n) for n in names}
+    url = fill(path, good)
+    for name in names:
         for value in PATH_IDS:
-            bad = fill(path, lambda name, p=param["name"], v=value: v if name == p else ids(name))
-            yield Case(method, bad, f"path {param['name']}={value[:24]}")
+            yield Case(method, fill(path, {**good, name: value}), f"path {name}={value[:24]}")
     for param in (p for p in parameters if p["in"] == "query"):
         for value in QUERY_VALUES:
             yield Case(

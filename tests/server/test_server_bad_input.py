@@ -171,7 +171,7 @@ def run_guarded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Any) -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": "GET", "path": "/x", "headers": []}
