@@ -1,5 +1,9 @@
 """JSON errors: ``ApiError`` for the routes to raise, and the handlers that render every error as
 ``{"error": {"message", "type", "code"}}`` (OpenAI's shape, so its client raises the right class).
+
+Unexpected exceptions end in :class:`LastResort`, not in a Starlette ``Exception`` handler: that
+one answers and then re-raises, and uvicorn closes the connection, so a keep-alive client lost
+it after every 500.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,8 @@ class ApiError(Exception):
 
 
 def error_body(message: str, type: str, code: str | None = None) -> dict[str, Any]:
+    # a message quoting the client's text must still encode as UTF-8
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return {"error": {"message": message, "type": type, "param": None, "code": code}}
 
 
@@ -91,12 +98,6 @@ async def handle_http_exception(request: Request, exc: Exception) -> JSONRespons
     )
 
 
-async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    """The last resort: log the traceback, answer a 500 without details."""
-    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return JSONResponse(error_body("internal server error", "server_error"), status_code=500)
-
-
 async def handle_shutting_down(request: Request, exc: Exception) -> JSONResponse:
     return ApiError(503, str(exc) or "the server is shutting down").response()
 
@@ -104,5 +105,41 @@ async def handle_shutting_down(request: Request, exc: Exception) -> JSONResponse
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     ApiError: handle_api_error,
     HTTPException: handle_http_exception,
-    Exception: handle_unexpected,
 }
+
+
+class LastResort:
+    """The outermost handler of unexpected errors: logs the traceback and answers a JSON 500
+    without details, leaving the connection open for the client's next request.
+
+    A response that had begun but not ended (a stream that broke) cannot be turned into an
+    error: the exception goes on to uvicorn, which closes the connection, so the client sees the
+    stream cut rather than a clean end.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        progress = "waiting"
+
+        async def tracking(message: Message) -> None:
+            nonlocal progress
+            if message["type"] == "http.response.start":
+                progress = "started"
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                progress = "complete"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception as exc:
+            if progress == "started":
+                raise
+            log.error("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
+            if progress == "waiting":
+                body = error_body("internal server error", "server_error")
+                await JSONResponse(body, status_code=500)(scope, receive, send)

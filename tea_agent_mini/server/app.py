@@ -20,7 +20,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 
 from . import openapi, static
-from .api_errors import EXCEPTION_HANDLERS, handle_shutting_down
+from .api_errors import EXCEPTION_HANDLERS, LastResort, handle_shutting_down
 from .routes import (
     chat,
     config,
@@ -108,7 +108,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
         assets=PackageAssets(),
         api_key=key,
     )
-    middleware = [Middleware(HostGuard, policy=policy)]
+    middleware = [Middleware(LastResort), Middleware(HostGuard, policy=policy)]
     if policy.cors_origins:
         middleware.append(
             Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))

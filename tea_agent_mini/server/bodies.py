@@ -1,19 +1,36 @@
-"""Reading request input: JSON bodies (content type, size, syntax) and typed field access.
+"""Reading request input: JSON bodies (content type, size, syntax, nesting, values), typed field
+access, and integers from the path and the query.
 
 Every mistake a client can make here becomes an :class:`ApiError` 4xx naming the field and what
-was expected, so no route has to guard against a wrong type reaching the runtime.
+was expected, so no route has to guard against a wrong type reaching the runtime. A parsed body
+holds nothing the store or a stream cannot take: no lone surrogates, no integer beyond SQLite's
+int64, no NaN or infinity.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from itertools import accumulate
 from typing import Any
 
 from starlette.requests import Request
 
-from .api_errors import ApiError
+from .api_errors import ApiError, not_found
+from .state import blocking
 
 JSON_BODY_LIMIT = 8 * 1024 * 1024
+MAX_DEPTH = 64
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+# Larger bodies are parsed in a worker thread, so one of them does not stall other requests.
+THREAD_PARSE_SIZE = 256 * 1024
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 _MISSING = object()
 
@@ -40,13 +57,76 @@ async def read_json(request: Request, *, limit: int = JSON_BODY_LIMIT) -> Fields
     body = await read_limited(request, limit)
     if not body.strip():
         return Fields({})
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"malformed JSON body: {exc}") from exc
+    data = await blocking(parse_json, body) if len(body) > THREAD_PARSE_SIZE else parse_json(body)
     if not isinstance(data, dict):
         raise ApiError(400, f"the JSON body must be an object, not {_kind(data)}")
     return Fields(data)
+
+
+def parse_json(body: bytes) -> Any:
+    """The value of a JSON text (UTF-8, or UTF-16/32 as ``json.loads`` detects them), checked by
+    :func:`check_values`.
+
+    Raises:
+        ApiError: 400 when it does not decode, nests deeper than ``MAX_DEPTH``, is malformed, or
+            holds a value :func:`check_values` refuses.
+    """
+    try:
+        # strict, unlike json.loads(bytes): surrogates encoded as bytes are refused here too
+        text = body.decode(json.detect_encoding(body))
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, f"malformed JSON body: {exc}") from exc
+    if nested_deeper(text, MAX_DEPTH):
+        raise ApiError(400, f"the JSON body nests deeper than {MAX_DEPTH} levels")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ApiError(400, f"malformed JSON body: {exc}") from exc
+    check_values(data)
+    return data
+
+
+def nested_deeper(text: str, limit: int) -> bool:
+    """Whether the brackets outside strings nest deeper than ``limit``, found without recursion:
+    ``json.loads`` recurses once per level and hits RecursionError on a deep enough text."""
+    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return any(depth > limit for depth in accumulate(map(_STEP.__getitem__, skeleton)))
+
+
+def check_values(data: Any) -> None:
+    """Refuse what JSON (or YAML) allows but the rest cannot take: nesting deeper than
+    ``MAX_DEPTH`` (the YAML writer and other code recurse), lone surrogates (SQLite and the UTF-8
+    event streams fail on them), integers outside int64 (SQLite overflows) and NaN / infinity
+    (``NaN``, ``Infinity``, ``1e309``; no JSON response can carry them back).
+
+    Raises:
+        ApiError: 400 naming the field, e.g. ``messages[0].content``.
+    """
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack:
+        where, value, depth = stack.pop()
+        if isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
+            raise ApiError(400, f"{_field(where)} nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise ApiError(400, f"key '{path}' holds a lone surrogate (not valid Unicode)")
+                stack.append((path, item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise ApiError(400, f"{_field(where)} holds a lone surrogate (not valid Unicode)")
+        elif isinstance(value, int):
+            if not INT64_MIN <= value <= INT64_MAX:
+                raise ApiError(400, f"{_field(where)}: the integer is outside the 64-bit range")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ApiError(400, f"{_field(where)}: expected a finite number, got {value}")
+
+
+def _field(where: str) -> str:
+    return f"field '{where}'" if where else "the JSON body"
 
 
 async def read_limited(request: Request, limit: int) -> bytes:
@@ -156,6 +236,29 @@ class Fields:
 
     def raw(self, name: str, default: Any = None) -> Any:
         return self.data.get(name, default)
+
+
+def natural(raw: str, maximum: int = INT64_MAX) -> int | None:
+    """``raw`` as a whole number from 0 to ``maximum``, or None. ASCII digits only:
+    ``str.isdigit`` also takes '²', which ``int`` refuses, as it does more than 4300 digits."""
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(maximum)):
+        return None
+    value = int(text)
+    return value if value <= maximum else None
+
+
+def path_id(request: Request, what: str, name: str = "id") -> int:
+    """The integer row id in the path; anything else cannot name a row, so it is a 404.
+
+    Raises:
+        ApiError: 404 for a non-number or a number beyond SQLite's int64 ids.
+    """
+    raw = request.path_params[name]
+    value = natural(raw)
+    if value is None:
+        raise not_found(what, raw)
+    return value
 
 
 def query_int(request: Request, name: str, default: int, *, minimum: int = 0, maximum: int) -> int:

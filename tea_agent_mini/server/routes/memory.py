@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from ...memory.model import CATEGORIES, Priority, parse_category
 from ..api_errors import ApiError, not_found
-from ..bodies import Fields, query_int, read_json
+from ..bodies import Fields, path_id, query_int, read_json
 from ..paging import MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
@@ -68,13 +68,6 @@ def query_bool(request: Request, name: str) -> bool | None:
     if raw.lower() in _FALSE:
         return False
     raise ApiError(400, f"query parameter '{name}': expected true or false, got {raw!r}")
-
-
-def memory_id(request: Request) -> int:
-    raw = request.path_params["id"]
-    if not raw.isdigit():
-        raise not_found("memory", raw)
-    return int(raw)
 
 
 def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
@@ -266,7 +259,7 @@ def _get(st: ServerState, ident: int) -> tuple[Memory | None, float]:
 
 @endpoint("Get a memory", tag="memory", response=MEMORY_SCHEMA, errors=(404,))
 async def get_memory(request: Request) -> JSONResponse:
-    ident = memory_id(request)
+    ident = path_id(request, "memory")
     memory, now = await blocking(_get, state(request), ident)
     if memory is None:
         raise not_found("memory", str(ident))
@@ -289,7 +282,7 @@ def _update(st: ServerState, ident: int, changes: dict[str, Any]) -> tuple[Memor
     description="New content is re-embedded on next use; `expires_at: null` removes the expiry.",
 )
 async def update_memory(request: Request) -> JSONResponse:
-    ident = memory_id(request)
+    ident = path_id(request, "memory")
     changes = patch_changes(await read_json(request))
     memory, now = await blocking(_update, state(request), ident, changes)
     if memory is None:
@@ -305,7 +298,7 @@ async def update_memory(request: Request) -> JSONResponse:
     description="A soft delete: the memory leaves every list, search and prompt.",
 )
 async def delete_memory(request: Request) -> JSONResponse:
-    ident = memory_id(request)
+    ident = path_id(request, "memory")
     st = state(request)
     if not await blocking(lambda: _manager(st).forget(ident)):
         raise not_found("memory", str(ident))

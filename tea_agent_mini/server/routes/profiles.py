@@ -25,7 +25,7 @@ from ...config import (
 from ...errors import ConfigError
 from ...private import private_dirs
 from ..api_errors import ApiError
-from ..bodies import Fields, is_json_type, media_type, read_json
+from ..bodies import Fields, check_values, is_json_type, media_type, read_json
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 
@@ -102,10 +102,13 @@ async def _read_form(request: Request) -> tuple[str, dict[str, Any], bool]:
         raise ApiError(413, f"the YAML file is larger than {YAML_LIMIT} bytes")
     try:
         data = yaml.safe_load(raw.decode("utf-8")) or {}
+    except RecursionError as exc:  # the YAML composer recurses once per level
+        raise ApiError(400, "the YAML file nests too deeply") from exc
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ApiError(400, f"the file is not valid UTF-8 YAML: {exc.__class__.__name__}") from exc
     if not isinstance(data, dict):
         raise ApiError(400, "the YAML file must be a mapping of sections")
+    check_values(data)
     return name, data, overwrite
 
 

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from ..api_errors import ApiError
-from ..bodies import read_json
+from ..bodies import natural, read_json
 from ..spec import endpoint
 from ..sse import sse_response
 from ..state import ServerState, blocking, require_topic, runtime_for, state
@@ -104,9 +104,10 @@ def _since(request: Request, default: int) -> int:
     for raw in (request.query_params.get("since"), request.headers.get("last-event-id")):
         if raw is None or raw.strip() == "":
             continue
-        if not raw.strip().isdigit():
+        value = natural(raw)
+        if value is None:
             raise ApiError(400, f"'since' / Last-Event-ID must be an event id, got {raw!r}")
-        values.append(int(raw))
+        values.append(value)
     return max(values) if values else default
 
 

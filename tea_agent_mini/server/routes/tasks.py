@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..api_errors import ApiError, not_found
-from ..bodies import Fields, query_int, read_json
+from ..api_errors import ApiError
+from ..bodies import Fields, path_id, query_int, read_json
 from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
@@ -84,13 +84,6 @@ async def guarded(work: Awaitable[T]) -> T:
 async def call(func: Callable[..., T], *args: Any) -> T:
     """``func(*args)`` in a worker thread, its scheduler errors turned into API errors."""
     return await guarded(blocking(func, *args))
-
-
-def task_id(request: Request) -> int:
-    raw = request.path_params["id"]
-    if not raw.isdigit():
-        raise not_found("task", raw)
-    return int(raw)
 
 
 def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
@@ -225,7 +218,7 @@ def _get(svc: TaskService, ident: int) -> dict[str, Any]:
 
 @endpoint("Get a scheduled task", tag="tasks", response=TASK_SCHEMA, errors=(404,))
 async def get_task(request: Request) -> JSONResponse:
-    return JSONResponse(await call(_get, service(state(request)), task_id(request)))
+    return JSONResponse(await call(_get, service(state(request)), path_id(request, "task")))
 
 
 def _update(
@@ -251,7 +244,7 @@ def _update(
     ),
 )
 async def update_task(request: Request) -> JSONResponse:
-    ident = task_id(request)
+    ident = path_id(request, "task")
     body = await read_json(request)
     fields = task_fields(body, creating=False)
     if fields.get("command") is not None or fields.get("kind") == "shell":
@@ -271,7 +264,7 @@ async def update_task(request: Request) -> JSONResponse:
     description="The task and its run history; a prompt task's session is kept.",
 )
 async def delete_task(request: Request) -> JSONResponse:
-    ident = task_id(request)
+    ident = path_id(request, "task")
     await call(service(state(request)).delete, ident)
     return JSONResponse({"id": ident, "object": "task", "deleted": True})
 
@@ -287,7 +280,7 @@ async def delete_task(request: Request) -> JSONResponse:
     ),
 )
 async def run_task(request: Request) -> JSONResponse:
-    ident = task_id(request)
+    ident = path_id(request, "task")
     svc = service(state(request))
     # shielded: a client that stops waiting does not cancel the run, which is recorded anyway
     run = await guarded(asyncio.shield(svc.arun_now(ident)))
@@ -309,7 +302,7 @@ async def run_task(request: Request) -> JSONResponse:
     ),
 )
 async def task_runs(request: Request) -> JSONResponse:
-    ident = task_id(request)
+    ident = path_id(request, "task")
     limit = limit_of(request, 20, RUNS_MAX)
     before = query_int(request, "before", 0, minimum=1, maximum=MAX_ID) or None
     svc = service(state(request))
