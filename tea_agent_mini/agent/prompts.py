@@ -38,7 +38,8 @@ IDENTITY = (
 
 TOOL_RULES = """\
 How to work:
-- Use tools to act and to check facts instead of guessing; read a file before editing it.
+- Do the task with tool calls; do not hand the user code or commands to run instead.
+- Use tools to check facts instead of guessing; read a file before editing it.
 - Call several independent read-only tools at once when that saves a round trip.
 - Paths are relative to the workspace; stay inside it.
 - When a tool returns an error, read it, fix the arguments or change approach; do not repeat the
@@ -48,8 +49,9 @@ How to work:
 - When the task is done, answer with the result in plain words (what you did, what you found)."""
 
 COMPACT_RULES = """\
-Rules: use tools to act and check facts; paths are relative to the workspace. Read a file \
-before editing it. On a tool error, fix the arguments; never repeat a failing call. Need \
+Rules: do the task with tool calls; never hand the user code or commands to run instead. \
+Search or read files to check facts; never guess. Paths are relative to the workspace. Read a \
+file before editing it. On a tool error, fix the arguments; never repeat a failing call. Need \
 another tool (web, git, memory, dates, schedule ...)? Call toolkit_find_tools. When done, \
 answer briefly with the result."""
 
