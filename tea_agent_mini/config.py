@@ -90,6 +90,7 @@ class AgentConfig:
     workspace: str = ""  # empty: the current directory at start
     approval: str = "auto"  # auto: run tools; ask: confirm mutating tools; never: read-only
     allow_outside_workspace: bool = False
+    allow_private_fetch: bool = False  # toolkit_web_fetch may read loopback/private addresses
     exec_timeout: float = 30.0
     tool_output_limit: int = 128 * 1024
     prompt: str = "auto"  # compact | full | auto (compact for windows of 16k tokens or less)

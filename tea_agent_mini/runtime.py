@@ -135,6 +135,7 @@ class Runtime:
             workspace=self.config.workspace,
             home=self.config.home,
             allow_outside_workspace=agent.allow_outside_workspace,
+            allow_private_fetch=agent.allow_private_fetch,
             store=self.store,
             topic_id=topic_id,
             approval=agent.approval,

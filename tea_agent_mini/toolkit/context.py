@@ -28,6 +28,7 @@ class ToolContext:
     workspace: Path
     home: Path
     allow_outside_workspace: bool = False
+    allow_private_fetch: bool = False  # toolkit_web_fetch may reach loopback/private addresses
     store: Any = None
     topic_id: str | None = None
     approval: str = "auto"
