@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config, profile_path
+from ..redact import config_secrets, guard_logs
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -62,6 +63,7 @@ class RuntimePool:
         config.server = current.server
         if not config.agent.workspace.strip():
             config.agent.workspace = current.agent.workspace
+        guard_logs(config_secrets(config))
         return config
 
     def open_session(

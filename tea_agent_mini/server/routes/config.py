@@ -14,12 +14,12 @@ from starlette.routing import Route
 
 from ...config import APPROVAL_MODES, Config, config_from_dict, config_to_dict
 from ...errors import ConfigError
+from ...redact import MASK
 from ..api_errors import ApiError
 from ..bodies import Fields, read_json
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 
-MASK = "****"
 RUNTIME_KEYS: dict[str, tuple[str, ...]] = {
     "agent": ("max_iterations", "approval", "exec_timeout", "tool_output_limit"),
     "main_model": ("temperature", "max_tokens"),
@@ -30,11 +30,6 @@ RUNTIME_KEYS: dict[str, tuple[str, ...]] = {
 def masked_config(config: Config) -> dict[str, Any]:
     data = config_to_dict(config, mask=True)
     data["server"]["api_key"] = MASK if config.server.api_key else ""
-    for section in ("main_model", "cheap_model"):
-        headers = data[section].get("extra_headers") or {}
-        data[section]["extra_headers"] = {name: MASK for name in headers}
-    if "mcp_servers" in data:
-        data["mcp_servers"] = {name: MASK for name in data["mcp_servers"]}
     return data
 
 
