@@ -1,7 +1,10 @@
 """The active configuration: read it (secrets masked), change runtime keys, switch profile.
 
 Server settings (host, port, API key, allowed hosts, CORS) are fixed when the server starts and
-never change through the API; neither do the workspace and its confinement.
+never change through the API; neither do the workspace, its confinement
+(``agent.allow_outside_workspace``), ``agent.allow_private_fetch`` and the MCP servers: a profile
+switch (or a chat naming a profile) keeps the ones the server started with, whatever the profile
+says (see ``RuntimePool.load``).
 """
 
 from __future__ import annotations
@@ -126,7 +129,10 @@ def _check_range(label: str, key: str, value: Any) -> None:
     body="ProfileSwitch",
     response="ConfigView",
     errors=(404, 409),
-    description="Refused (409) while a turn is running or messages are queued.",
+    description=(
+        "Refused (409) while a turn is running or messages are queued. The workspace, its "
+        "confinement, private fetches and the MCP servers stay those the server started with."
+    ),
 )
 async def switch_profile(request: Request) -> JSONResponse:
     st = state(request)
