@@ -87,7 +87,9 @@ class EmbeddingConfig:
 class AgentConfig:
     max_iterations: int = 50
     workspace: str = ""  # empty: the current directory at start
-    approval: str = "auto"  # auto: run tools; ask: confirm mutating tools; never: read-only
+    # auto: run tools; ask: confirm mutating tools; never: refuse them (the agent's own records —
+    # conversation, memories, todos, plans — are still written; see README "Safety")
+    approval: str = "auto"
     allow_outside_workspace: bool = False
     allow_private_fetch: bool = False  # toolkit_web_fetch may read loopback/private addresses
     exec_timeout: float = 30.0

@@ -22,7 +22,8 @@ class ToolContext:
     """Per-session settings for tools.
 
     ``approval``: ``auto`` runs mutating tools, ``ask`` asks ``approve(name, arguments_json)``
-    first, ``never`` refuses them (read-only mode).
+    first, ``never`` refuses them (read-only mode for files and commands; tools that only keep
+    the agent's own records in the store — todo, plan, memory — still run).
     """
 
     workspace: Path
