@@ -75,8 +75,9 @@ class FetchPolicy:
     resolve: Resolver = resolve_host
     refuse: Callable[[str, int], str | None] = _refusal
 
-    def request(self, client: httpx.Client, url: str) -> httpx.Request:
-        """A GET of ``url`` that connects only to an address this policy allows.
+    def send(self, client: httpx.Client, url: str) -> httpx.Response:
+        """GET ``url`` (streamed), connecting only to addresses this policy allows: each checked
+        address in turn until one connects, as a plain connect would try them.
 
         Raises ToolError naming the address when the host resolves to a refused one.
         """
@@ -84,7 +85,21 @@ class FetchPolicy:
 
         target = httpx.URL(url)
         if self.allow_private:
-            return client.build_request("GET", target)
+            return client.send(client.build_request("GET", target), stream=True)
+        addresses = self._checked(target, url)
+        headers = {"Host": target.netloc.decode("ascii")}
+        for address in addresses:
+            extensions = {} if address == target.host else {"sni_hostname": target.host}
+            pinned = target.copy_with(host=address)
+            request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
+            try:
+                return client.send(request, stream=True)
+            except httpx.ConnectError:
+                if address == addresses[-1]:
+                    raise
+        raise AssertionError("unreachable: _checked returns at least one address")
+
+    def _checked(self, target: httpx.URL, url: str) -> list[str]:
         host = target.host
         port = target.port or (443 if target.scheme == "https" else 80)
         addresses = self.resolve(host, port)
@@ -98,7 +113,4 @@ class FetchPolicy:
                     f"refusing to fetch {url}: {where}; the agent may not reach this machine "
                     "or private networks (set agent.allow_private_fetch: true to allow it)"
                 )
-        pinned = target.copy_with(host=addresses[0])
-        extensions = {} if host == addresses[0] else {"sni_hostname": host}
-        headers = {"Host": target.netloc.decode("ascii")}
-        return client.build_request("GET", pinned, headers=headers, extensions=extensions)
+        return addresses

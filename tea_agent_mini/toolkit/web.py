@@ -52,7 +52,7 @@ def download(
             timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"}
         ) as client:
             for _ in range(MAX_REDIRECTS + 1):
-                response = client.send(policy.request(client, url), stream=True)
+                response = policy.send(client, url)
                 try:
                     location = response.headers.get("location") if response.is_redirect else None
                     if location is None:

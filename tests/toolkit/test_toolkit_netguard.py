@@ -178,3 +178,15 @@ def test_the_config_key_reaches_the_tool_context(tea_home: Path, workspace: Path
     finally:
         runtime.close_store()
     assert Config().agent.allow_private_fetch is False
+
+
+def test_the_next_checked_address_is_tried_when_one_does_not_connect(sites):
+    site, _ = sites
+
+    def refuse(address: str, port: int) -> str | None:
+        return None if port == site.port else address_refusal(address)
+
+    # nothing listens on 127.0.0.2, as on an unreachable first address of a real name
+    policy = FetchPolicy(resolve=lambda host, port: ["127.0.0.2", "127.0.0.1"], refuse=refuse)
+    fetched = download(f"http://two.example:{site.port}/page", 5, policy=policy)
+    assert fetched.body == f"host=two.example:{site.port} path=/page".encode()
