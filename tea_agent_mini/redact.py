@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 MASK = "****"
 MIN_SECRET = 4  # shorter values ("1", "dev") would mask ordinary words everywhere
 TEMPLATE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|session", re.IGNORECASE)
+SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie", re.IGNORECASE)
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 

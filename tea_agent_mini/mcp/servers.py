@@ -12,7 +12,7 @@ Both use the shape other MCP clients use, so existing files can be dropped in::
 ``${NAME}`` in args, env, url and headers is replaced from the environment when the servers are
 loaded; a server's ``target`` (what toolkit_mcp shows) is built from the unexpanded entry, with
 URL credentials and query values masked, and its ``secrets`` (the expanded values, header values,
-secret-looking env values) are masked in its errors.
+secret-looking env values) are masked in its errors and its tools' output.
 
 Keys other clients add (``autoApprove``, ``description`` ...) are ignored. A bad entry
 becomes an error for that server alone.
