@@ -176,6 +176,7 @@ def every_get_route(http: httpx.Client, session: str) -> dict[str, str]:
     """Each GET route of the API document, called with the session's id for path parameters."""
     paths = http.get("/openapi.json").json()["paths"]
     answers = {"GET /openapi.json": json.dumps(paths)}
+    ok = []
     for path, methods in paths.items():
         if "get" not in methods:
             continue
@@ -185,5 +186,7 @@ def every_get_route(http: httpx.Client, session: str) -> dict[str, str]:
         query = {"q": "mcp", "schedule": "every 5m"}
         with http.stream("GET", concrete, params=query) as response:
             answers[f"GET {concrete}"] = response.read().decode("utf-8", "replace")
-    assert len(answers) > 15, sorted(answers)
+            ok += [concrete] if response.status_code == 200 else []
+    assert len(answers) > 15 and len(ok) > 12, (sorted(answers), ok)
+    assert "X-Upstream-Key" in answers["GET /v1/config"]  # the config itself was shown
     return answers
