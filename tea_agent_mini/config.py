@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .redact import MASK, mask_secret, mask_url
 
 DEFAULT_PROFILE = "default"
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -35,19 +36,17 @@ def home_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".tea_agent"
 
 
-def mask_secret(value: str) -> str:
-    """``sk-abcdef1234`` -> ``****1234``; short or empty values are fully hidden."""
-    if not value:
-        return ""
-    return "****" + value[-4:] if len(value) > 8 else "****"
-
-
 def _masked_repr(obj: Any) -> str:
     parts = []
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
-        shown = mask_secret(value) if f.name in SECRET_FIELDS and isinstance(value, str) else value
-        parts.append(f"{f.name}={shown!r}")
+        if f.name in SECRET_FIELDS and isinstance(value, str):
+            value = mask_secret(value)
+        elif f.name == "api_url":
+            value = mask_url(value)
+        elif f.name == "extra_headers":
+            value = {name: MASK for name in value}
+        parts.append(f"{f.name}={value!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
 
 
@@ -88,8 +87,11 @@ class EmbeddingConfig:
 class AgentConfig:
     max_iterations: int = 50
     workspace: str = ""  # empty: the current directory at start
-    approval: str = "auto"  # auto: run tools; ask: confirm mutating tools; never: read-only
+    # auto: run tools; ask: confirm mutating tools; never: refuse them (the agent's own records —
+    # conversation, memories, todos, plans — are still written; see README "Safety")
+    approval: str = "auto"
     allow_outside_workspace: bool = False
+    allow_private_fetch: bool = False  # toolkit_web_fetch may read loopback/private addresses
     exec_timeout: float = 30.0
     tool_output_limit: int = 128 * 1024
     prompt: str = "auto"  # compact | full | auto (compact for windows of 16k tokens or less)
@@ -113,7 +115,7 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
-    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    mcp_servers: dict[str, Any] = field(default_factory=dict, repr=False)  # args may hold tokens
     profile: str = DEFAULT_PROFILE
     source: Path | None = None
     home: Path = field(default_factory=home_dir)
@@ -350,14 +352,21 @@ def normalise(config: Config) -> None:
 
 
 def config_to_dict(config: Config, *, mask: bool = True) -> dict[str, Any]:
-    """The config as plain data for display or saving; secrets masked unless ``mask=False``."""
+    """The config as plain data for display or saving. Unless ``mask=False``, keys show their
+    last four characters, URLs lose credentials and query values, header values and MCP server
+    entries (whose args, env and headers may hold tokens) are hidden."""
     out: dict[str, Any] = {}
     for key in SECTIONS:
         section = dataclasses.asdict(getattr(config, key))
         if mask:
             for name in SECRET_FIELDS & section.keys():
                 section[name] = mask_secret(section[name])
+            if "api_url" in section:
+                section["api_url"] = mask_url(section["api_url"])
+            if "extra_headers" in section:
+                section["extra_headers"] = {name: MASK for name in section["extra_headers"]}
         out[key] = section
     if config.mcp_servers:
-        out["mcp_servers"] = config.mcp_servers
+        servers = config.mcp_servers
+        out["mcp_servers"] = {name: MASK for name in servers} if mask else servers
     return out

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BORROWABLE = ("store", "toolkit")
+BORROWABLE = ("store", "toolkit", "mcp")  # the toolkit holds the MCP servers' tools
 
 SHUTDOWN_DRAIN_SECONDS = 30.0
 
@@ -135,6 +135,7 @@ class Runtime:
             workspace=self.config.workspace,
             home=self.config.home,
             allow_outside_workspace=agent.allow_outside_workspace,
+            allow_private_fetch=agent.allow_private_fetch,
             store=self.store,
             topic_id=topic_id,
             approval=agent.approval,
@@ -275,8 +276,9 @@ class Runtime:
             self.background.submit(name, job, time_cap=time_cap)
 
     def derive(self, config: Config) -> Runtime:
-        """A runtime for another profile that shares this one's store and toolkit (one database
-        connection and one tool registry per process) and brings its own model clients."""
+        """A runtime for another profile that shares this one's store, toolkit and MCP servers
+        (one database connection, one tool registry and one set of server processes per
+        process) and brings its own model clients."""
         derived = Runtime(config)
         for name in BORROWABLE:
             derived.__dict__[name] = getattr(self, name)

@@ -11,15 +11,18 @@ from typing import Any
 
 from .._version import __version__
 from ..config import Config, load_config
+from ..redact import config_secrets, guard_logs
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter, TurnRecorder
 
 
 def load(args: argparse.Namespace) -> Config:
+    """The profile's config; from here on the log handlers mask the secrets it holds."""
     config = load_config(args.profile)
     if getattr(args, "workspace", None):
         config.agent = replace(config.agent, workspace=args.workspace)
+    guard_logs([*config_secrets(config), getattr(args, "api_key", None) or ""])
     return config
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..config import Config, load_config
 from ..errors import TeaAgentError
+from ..redact import config_secrets, guard_logs, mask_url
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,14 @@ def check_config(profile: str | None) -> tuple[Check, Config | None]:
         config = load_config(profile)
     except TeaAgentError as exc:
         return Check("config", False, str(exc)), None
+    guard_logs(config_secrets(config))
     where = str(config.source) if config.source else "no config file (environment only)"
     try:
         model = config.require_model()
     except TeaAgentError as exc:
         return Check("config", False, str(exc)), config
-    return Check("config", True, f"{where}; model {model.model_name} at {model.api_url}"), config
+    detail = f"{where}; model {model.model_name} at {mask_url(model.api_url)}"
+    return Check("config", True, detail), config
 
 
 def check_model(config: Config) -> Check:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import ConfigError, ContextTooLong, LLMError, StreamInterrupted, UpstreamError
+from ..redact import header_secrets, mask_url, url_secrets
 from ..types import Completion, LLMEvent, Message, Notice, ReasoningDelta, TextDelta
 from .assemble import StreamAssembler, completion_events, completion_from_response
 from .http_errors import describe_transport_error, error_from_payload, error_from_status, redact
@@ -332,9 +333,10 @@ class OpenAIChatClient:
         detail = redact(detail, self._secrets)
         if has_output:
             return StreamInterrupted(f"{INTERRUPTED} ({detail})")
+        shown = mask_url(config.api_url)
         if hint is None:
-            return ConfigError(f"api_url {config.api_url!r} is not a usable URL ({detail})")
-        error = UpstreamError(f"{config.api_url}: {detail}", hint=hint)
+            return ConfigError(f"api_url {shown!r} is not a usable URL ({detail})")
+        error = UpstreamError(f"{shown}: {detail}", hint=hint)
         return _Transient(error) if is_retryable_transport(exc) else error
 
     def _retry_delay(self, failure: _Transient, attempt: int) -> float:
@@ -355,7 +357,9 @@ class OpenAIChatClient:
 
     @property
     def _secrets(self) -> list[str]:
-        return [self.config.api_key] if self.config.api_key else []
+        """What a provider (or a proxy in front of it) might echo back in an error."""
+        config = self.config
+        return [config.api_key, *header_secrets(config.extra_headers), *url_secrets(config.api_url)]
 
     def _url(self, path: str) -> str:
         base = (self.config.api_url or "").strip().rstrip("/")

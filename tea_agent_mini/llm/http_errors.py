@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..config import mask_secret
 from ..errors import ContextTooLong, LLMError, RateLimited, UpstreamError
+from ..redact import mask_text as redact
 from .retry import retry_after_from_headers
 
 __all__ = [
@@ -45,14 +45,6 @@ _HINTS = {
     422: "the provider rejected the request format; check model_name and parameters",
     429: "rate limited; wait a little or lower the request rate",
 }
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of each non-trivial secret masked."""
-    for secret in secrets:
-        if secret and len(secret) >= 4 and secret in text:
-            text = text.replace(secret, mask_secret(secret))
-    return text
 
 
 def _truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:

@@ -31,6 +31,7 @@ from tea_agent_mini.mcp.errors import McpError, McpTimeout, McpTransportError
 from tea_agent_mini.mcp.loop import BackgroundLoop
 from tea_agent_mini.mcp.naming import build_specs
 from tea_agent_mini.mcp.servers import ServerConfig, load_servers
+from tea_agent_mini.redact import mask_text
 from tea_agent_mini.toolkit.registry import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -145,10 +146,17 @@ class McpManager:
         """Call ``tool`` on ``server`` and return its text. Raises ToolError when it fails."""
         record = self._record(server)
         limit = timeout or record.config.timeout or self.request_timeout
-        result = self._loop.run(self._call(record, tool, arguments, limit), self._outer(limit))
+        try:
+            result = self._loop.run(self._call(record, tool, arguments, limit), self._outer(limit))
+        except McpError as exc:  # a timeout or a transport error names the command line
+            text = _clean(record, str(exc))
+            if text != str(exc):
+                exc.args = (text,)
+            raise
         if result.is_error:
-            raise ToolError(f"MCP tool {tool!r} on server {server!r} failed: {result.text}")
-        return result.text
+            text = _clean(record, result.text)
+            raise ToolError(f"MCP tool {tool!r} on server {server!r} failed: {text}")
+        return _clean(record, result.text)
 
     def restart(self, server: str) -> ServerStatus:
         """Stop the server if it runs, forget its failures, and start it again."""
@@ -258,7 +266,7 @@ class McpManager:
             await asyncio.wait_for(self._connect(client), self.startup_timeout)
         except (McpError, OSError, asyncio.TimeoutError) as exc:
             await client.close()
-            message = str(exc) or f"no answer within {self.startup_timeout:g}s"
+            message = _clean(record, str(exc)) or f"no answer within {self.startup_timeout:g}s"
             self._mark_failed(record, McpError(message))
             raise McpError(f"MCP server {name!r} could not start: {message}") from exc
         record.client, record.state = client, READY
@@ -308,10 +316,10 @@ class McpManager:
     def _mark_failed(self, record: _Server, error: Exception) -> None:
         if record.state == FAILED and record.client is None:
             return  # already counted (the close callback and the call both report a crash)
-        record.state, record.error, record.client = FAILED, str(error), None
+        record.state, record.error, record.client = FAILED, _clean(record, str(error)), None
         record.failures += 1
         record.last_failure = time.monotonic()
-        logger.warning("MCP server %s failed: %s", record.config.name, error)
+        logger.warning("MCP server %s failed: %s", record.config.name, record.error)
 
     def _set_tools(self, record: _Server, tools: list[McpTool]) -> None:
         record.tools = tools
@@ -369,6 +377,11 @@ def _unregister_ours(toolkit: Any, name: str, server: str) -> None:
     existing = toolkit.get(name)
     if existing is not None and existing.module == f"mcp:{server}":
         toolkit.unregister(name)
+
+
+def _clean(record: _Server, text: str) -> str:
+    """``text`` (an error, a tool's output) without the secrets of the server's entry."""
+    return mask_text(text, record.config.secrets)
 
 
 def _unusable(record: _Server) -> str:

@@ -10,12 +10,17 @@ Both use the shape other MCP clients use, so existing files can be dropped in::
     }}
 
 ``${NAME}`` in args, env, url and headers is replaced from the environment when the servers are
-loaded. Keys other clients add (``autoApprove``, ``description`` ...) are ignored. A bad entry
+loaded; a server's ``target`` (what toolkit_mcp shows) is built from the unexpanded entry, with
+URL credentials and query values masked, and its ``secrets`` (the expanded values, header values,
+secret-looking env values) are masked in its errors and its tools' output.
+
+Keys other clients add (``autoApprove``, ``description`` ...) are ignored. A bad entry
 becomes an error for that server alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,11 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ConfigError
+from tea_agent_mini.redact import (
+    SECRET_NAME,
+    TEMPLATE,
+    arg_secrets,
+    header_secrets,
+    mask_args,
+    mask_url,
+    url_secrets,
+)
 
 SERVERS_FILE = "mcp_servers.json"
 STDIO_TYPES = frozenset({"stdio"})
 HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamablehttp"})
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,11 @@ class ServerConfig:
     timeout: float | None = None  # per-request timeout; None: the manager's default
     enabled: bool = True
     source: str = ""
+    shown: str = field(default="", compare=False)  # the target as configured, credentials masked
+    secrets: tuple[str, ...] = field(default=(), compare=False)
+
+    def __repr__(self) -> str:
+        return f"ServerConfig(name={self.name!r}, target={self.target!r})"
 
     @property
     def transport(self) -> str:
@@ -53,7 +71,10 @@ class ServerConfig:
 
     @property
     def target(self) -> str:
-        return self.url or " ".join([self.command, *self.args])
+        """What to show: never an expanded ``${VAR}``, a URL credential or a query value."""
+        if self.shown:
+            return self.shown
+        return mask_url(self.url) if self.url else " ".join([self.command, *mask_args(self.args)])
 
 
 @dataclass
@@ -90,7 +111,8 @@ def parse_server(name: str, raw: Any, where: str, env: Mapping[str, str]) -> Ser
         raise ConfigError(f"{label}: expected a mapping, got {type(raw).__name__}")
     kind = str(raw.get("type") or raw.get("transport") or "").strip().lower()
     command = _string(raw, "command", label)
-    url = _expand(_string(raw, "url", label), env)
+    raw_url = _string(raw, "url", label)
+    url = _expand(raw_url, env)
     if kind == "sse":
         raise ConfigError(
             f"{label}: the old HTTP+SSE transport is not supported; use a "
@@ -100,24 +122,54 @@ def parse_server(name: str, raw: Any, where: str, env: Mapping[str, str]) -> Ser
         raise ConfigError(f"{label}: unknown type {kind!r}; expected stdio or http")
     if kind in HTTP_TYPES or (url and not command):
         if not re.match(r"^https?://", url):
-            raise ConfigError(f"{label}: url must start with http:// or https://, got {url!r}")
+            shown = mask_url(raw_url)
+            raise ConfigError(f"{label}: url must start with http:// or https://, got {shown!r}")
         command = ""
     elif not command:
         raise ConfigError(f"{label}: needs a command (stdio) or a url (streamable HTTP)")
     else:
-        url = ""
-    return ServerConfig(
+        url = raw_url = ""
+    templates = _Templates(
+        args=_string_list(raw, "args", label),
+        env=_string_map(raw, "env", label),
+        headers=_string_map(raw, "headers", label),
+    )
+    server = ServerConfig(
         name=name,
         command=command,
-        args=tuple(_expand(arg, env) for arg in _string_list(raw, "args", label)),
-        env={key: _expand(value, env) for key, value in _string_map(raw, "env", label).items()},
+        args=tuple(_expand(arg, env) for arg in templates.args),
+        env={key: _expand(value, env) for key, value in templates.env.items()},
         cwd=os.path.expanduser(_string(raw, "cwd", label)),
         url=url,
-        headers={k: _expand(v, env) for k, v in _string_map(raw, "headers", label).items()},
+        headers={key: _expand(value, env) for key, value in templates.headers.items()},
         timeout=_timeout(raw, label),
         enabled=not raw.get("disabled", False) and raw.get("enabled", True) is not False,
         source=where,
     )
+    shown = mask_url(raw_url) if url else " ".join([command, *mask_args(templates.args)])
+    secrets = _secrets(server, [raw_url, *templates.all()], env)
+    return dataclasses.replace(server, shown=shown, secrets=secrets)
+
+
+@dataclass(frozen=True)
+class _Templates:
+    """An entry's strings as written, before ``${VAR}`` expansion."""
+
+    args: list[str]
+    env: dict[str, str]
+    headers: dict[str, str]
+
+    def all(self) -> list[str]:
+        return [*self.args, *self.env.values(), *self.headers.values()]
+
+
+def _secrets(server: ServerConfig, templates: list[str], env: Mapping[str, str]) -> tuple[str, ...]:
+    """What must not be shown: every value put in by ``${VAR}``, URL credentials and query
+    values, secret-looking arguments, header values and the values of secret-looking env keys."""
+    found = [env.get(name, "") for text in templates for name in TEMPLATE.findall(text)]
+    found += url_secrets(server.url) + arg_secrets(server.args) + header_secrets(server.headers)
+    found += [value for key, value in server.env.items() if SECRET_NAME.search(key)]
+    return tuple(dict.fromkeys(value for value in found if value))
 
 
 def _add_entries(found: ServerList, data: dict[str, Any], where: str, env: Mapping[str, str]):
@@ -178,4 +230,4 @@ def _timeout(raw: dict[str, Any], label: str) -> float | None:
 
 
 def _expand(text: str, env: Mapping[str, str]) -> str:
-    return _VARIABLE.sub(lambda m: env.get(m.group(1), ""), text)
+    return TEMPLATE.sub(lambda m: env.get(m.group(1), ""), text)

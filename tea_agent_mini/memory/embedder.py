@@ -21,6 +21,7 @@ from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMError, UpstreamError
+from ..redact import mask_text, mask_url, url_secrets
 from ..vectors import normalize, unpack
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ class RemoteEmbedder:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self._url = api_url.rstrip("/") + "/embeddings"
+        self._shown_url = mask_url(self._url)  # for errors: no credentials or query values
         self._model = model
         self._api_key = api_key
         self._dimensions = dimensions
@@ -198,23 +200,27 @@ class RemoteEmbedder:
             response = self._http().post(self._url, json=payload, headers=headers)
         except httpx.HTTPError as exc:
             raise UpstreamError(
-                f"embeddings request to {self._url} failed: {exc}", hint="check api_url"
+                f"embeddings request to {self._shown_url} failed: {self._clean(str(exc))}",
+                hint="check api_url",
             ) from exc
         if response.status_code >= 400:
             raise UpstreamError(self._error_text(response.content), status=response.status_code)
         try:
             data = response.json()
         except ValueError as exc:
-            raise UpstreamError(f"embeddings response from {self._url} is not JSON") from exc
+            raise UpstreamError(f"embeddings response from {self._shown_url} is not JSON") from exc
         if isinstance(data, dict) and data.get("error"):  # some proxies send errors with 200
             raise UpstreamError(self._error_text(response.content))
         return _parse_embeddings(data, len(inputs))
 
     def _error_text(self, body: bytes) -> str:
-        from ..llm.http_errors import extract_error_message, redact
+        from ..llm.http_errors import extract_error_message
 
         message, _ = extract_error_message(body)
-        return redact(message, [self._api_key or ""])
+        return self._clean(message)
+
+    def _clean(self, text: str) -> str:
+        return mask_text(text, [self._api_key or "", *url_secrets(self._url)])
 
 
 def _parse_embeddings(data: Any, count: int) -> list[list[float]]:

@@ -1,8 +1,9 @@
 """The server's runtimes: the active one, one per other profile a request names, and switching.
 
 Only the runtime (composition root) builds stores, toolkits and model clients. A runtime for
-another profile borrows the active one's store and toolkit (one database connection, one tool
-registry per process) and brings its own model clients.
+another profile borrows the active one's store, toolkit and MCP servers (one database connection,
+one tool registry per process) and brings its own model clients. Whatever the profile says, the
+workspace, its confinement and the MCP servers stay those the server started with.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config, profile_path
+from ..redact import config_secrets, guard_logs
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from ..types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 log = logging.getLogger(__name__)
+
+FIXED_AGENT_KEYS = ("allow_outside_workspace", "allow_private_fetch")
 
 
 class RuntimePool:
@@ -55,13 +59,18 @@ class RuntimePool:
         return runtime
 
     def load(self, profile: str) -> Config:
-        """A profile's config carrying over what was fixed at start: server settings, and the
-        workspace when the profile does not name one."""
+        """A profile's config, keeping what is fixed while the server runs: the server settings,
+        the workspace, its confinement, private fetches and the MCP servers. A profile that
+        names its own takes effect only when the server starts with it; profiles can be written
+        over the API, so a switch must never widen what tools may reach."""
         current = self.active.config
         config = load_config(profile, home=current.home)
         config.server = current.server
-        if not config.agent.workspace.strip():
-            config.agent.workspace = current.agent.workspace
+        config.agent.workspace = str(current.workspace)
+        for key in FIXED_AGENT_KEYS:
+            setattr(config.agent, key, getattr(current.agent, key))
+        config.mcp_servers = current.mcp_servers
+        guard_logs(config_secrets(config))
         return config
 
     def open_session(

@@ -22,12 +22,14 @@ class ToolContext:
     """Per-session settings for tools.
 
     ``approval``: ``auto`` runs mutating tools, ``ask`` asks ``approve(name, arguments_json)``
-    first, ``never`` refuses them (read-only mode).
+    first, ``never`` refuses them (read-only mode for files and commands; tools that only keep
+    the agent's own records in the store — todo, plan, memory — still run).
     """
 
     workspace: Path
     home: Path
     allow_outside_workspace: bool = False
+    allow_private_fetch: bool = False  # toolkit_web_fetch may reach loopback/private addresses
     store: Any = None
     topic_id: str | None = None
     approval: str = "auto"

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tea_agent_mini.errors import ConfigError, LLMError, ToolError
+from tea_agent_mini.redact import mask_url
 from tea_agent_mini.toolkit.context import ToolContext
 
 if TYPE_CHECKING:
@@ -60,4 +61,4 @@ def call_model(config: ModelConfig, call: Callable[[OpenAIChatClient], Awaitable
     try:
         return run_sync(main)
     except LLMError as exc:
-        raise ToolError(f"the model endpoint {config.api_url} failed: {exc}") from exc
+        raise ToolError(f"the model endpoint {mask_url(config.api_url)} failed: {exc}") from exc

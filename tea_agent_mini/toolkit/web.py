@@ -6,12 +6,17 @@ import codecs
 import json
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.htmltext import html_to_text
+from tea_agent_mini.toolkit.netguard import FetchPolicy
 from tea_agent_mini.toolkit.registry import tool
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 MAX_REDIRECTS = 5
@@ -34,45 +39,61 @@ class Download:
     capped: bool
 
 
-def download(url: str, timeout: float, max_bytes: int = MAX_BODY_BYTES) -> Download:
-    """GET ``url`` following up to MAX_REDIRECTS redirects; stop reading after ``max_bytes``."""
+def download(
+    url: str, timeout: float, max_bytes: int = MAX_BODY_BYTES, policy: FetchPolicy | None = None
+) -> Download:
+    """GET ``url`` following up to MAX_REDIRECTS redirects, each hop checked against ``policy``
+    (public addresses only, by default); stop reading after ``max_bytes``."""
     import httpx
 
+    policy = policy or FetchPolicy()
     try:
-        with (
-            httpx.Client(
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
-                timeout=timeout,
-                headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"},
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            chunks: list[bytes] = []
-            size = 0
-            capped = False
-            for chunk in response.iter_bytes():
-                if size + len(chunk) > max_bytes:
-                    chunks.append(chunk[: max_bytes - size])
-                    capped = True
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            return Download(
-                url=str(response.url),
-                status=response.status_code,
-                reason=response.reason_phrase,
-                content_type=response.headers.get("content-type", ""),
-                charset=response.charset_encoding,
-                body=b"".join(chunks),
-                capped=capped,
-            )
-    except httpx.TooManyRedirects as exc:
-        raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}) fetching {url}") from exc
+        with httpx.Client(
+            timeout=timeout, headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"}
+        ) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                response = policy.send(client, url)
+                try:
+                    location = response.headers.get("location") if response.is_redirect else None
+                    if location is None:
+                        return _read(response, url, max_bytes)
+                finally:
+                    response.close()
+                url = _redirect_target(url, location)
     except httpx.TimeoutException as exc:
         raise ToolError(f"timed out after {timeout:g}s fetching {url}") from exc
     except httpx.HTTPError as exc:
         raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from exc
+    raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}) fetching {url}")
+
+
+def _redirect_target(url: str, location: str) -> str:
+    target = urljoin(url, location.strip())
+    if urlsplit(target).scheme.lower() not in ("http", "https"):
+        raise ToolError(f"{url} redirects to {target!r}, which is not an http(s) URL")
+    return target
+
+
+def _read(response: httpx.Response, url: str, max_bytes: int) -> Download:
+    chunks: list[bytes] = []
+    size = 0
+    capped = False
+    for chunk in response.iter_bytes():
+        if size + len(chunk) > max_bytes:
+            chunks.append(chunk[: max_bytes - size])
+            capped = True
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return Download(
+        url=url,  # as asked for: the request itself may go to the checked address
+        status=response.status_code,
+        reason=response.reason_phrase,
+        content_type=response.headers.get("content-type", ""),
+        charset=response.charset_encoding,
+        body=b"".join(chunks),
+        capped=capped,
+    )
 
 
 def render(download: Download) -> str:
@@ -139,7 +160,8 @@ PARAMETERS = {
     "text (title first, headings as #, list items as -, links as 'text (url)', scripts and "
     "navigation removed); JSON and plain text are returned as they are; other content types "
     "(images, PDFs, archives) are only described. Redirects are followed (up to 5). Long "
-    "results are cut at max_chars with a note.",
+    "results are cut at max_chars with a note. Addresses of this machine and private "
+    "networks are refused unless the user allowed them.",
     PARAMETERS,
     requires=("httpx",),
     concurrency_safe=True,
@@ -154,7 +176,7 @@ def toolkit_web_fetch(
     if not 0 < timeout <= 300:
         raise ToolError("timeout must be between 0 and 300 seconds")
     limit = min(max(max_chars, 100), MAX_CHARS_LIMIT)
-    fetched = download(url, timeout)
+    fetched = download(url, timeout, policy=FetchPolicy(allow_private=ctx.allow_private_fetch))
     text = render(fetched)
     if fetched.status >= 400:
         snippet = text[:500].strip()

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.redact import mask_url
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
@@ -196,7 +197,8 @@ def _fetch(url: str, query: str, region: str | None) -> str:
         with httpx.Client(timeout=TIMEOUT, headers=HEADERS, follow_redirects=True) as client:
             response = client.post(url, data=form)
     except httpx.HTTPError as exc:
-        raise ToolError(f"could not reach the search engine at {url}: {exc}") from exc
+        shown = mask_url(url)  # TEA_AGENT_SEARCH_URL may carry a key
+        raise ToolError(f"could not reach the search engine at {shown}: {exc}") from exc
     if response.status_code != 200:
         if any(marker in response.text for marker in CHALLENGE_MARKERS):
             parse_results(response.text)  # raises the bot-check error

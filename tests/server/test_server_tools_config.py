@@ -9,7 +9,7 @@ import openai
 import pytest
 import yaml
 
-from tests.fakes.scripted_server import Reply
+from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.server.server_helpers import read_events
 
 
@@ -189,3 +189,38 @@ def test_switch_is_refused_while_a_turn_runs(http, write_config, scripted_server
     assert http.post("/v1/config/switch", json={"profile": "work"}).status_code == 409
     read_events(http, "GET", f"/v1/sessions/{session['id']}/events")
     assert http.post("/v1/config/switch", json={"profile": "work"}).status_code == 200
+
+
+def test_a_profile_switch_never_widens_what_tools_reach(
+    live, http, scripted_server, workspace: Path, tmp_path: Path
+):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not yours")
+    wide = {
+        "main_model": {"model_name": "wide-model", "api_url": scripted_server.base_url},
+        "agent": {"workspace": "/", "allow_outside_workspace": True, "allow_private_fetch": True},
+        "mcp_servers": {"sh": {"command": "sh", "args": ["-c", "true"]}},
+    }
+    assert http.post("/v1/profiles", json={"name": "wide", "config": wide}).status_code == 201
+    read_outside = {"action": "read", "filename": str(outside)}
+
+    # a chat that names the profile runs with it, inside the workspace the server started with
+    read_call = [ToolCallSpec("toolkit_file", read_outside)]
+    scripted_server.push(Reply(tool_calls=read_call), Reply(text="done"))
+    message = [{"role": "user", "content": "read it"}]
+    with openai.OpenAI(base_url=live.url + "/v1", api_key="x", max_retries=0) as client:
+        client.chat.completions.create(model="profile:wide", messages=message)
+    tool_result = scripted_server.requests[-1]["messages"][-1]
+    assert tool_result["role"] == "tool" and "outside the workspace" in tool_result["content"]
+    assert "not yours" not in tool_result["content"]
+
+    switched = http.post("/v1/config/switch", json={"profile": "wide"}).json()
+    assert switched["profile"] == "wide" and switched["workspace"] == str(workspace.resolve())
+    agent = live.runtime.config.agent
+    assert not agent.allow_outside_workspace and not agent.allow_private_fetch
+    assert live.runtime.config.mcp_servers == {}
+    refused = run_tool(http, "toolkit_file", read_outside).json()
+    assert refused["ok"] is False and "outside the workspace" in refused["error"]
+    (workspace / "in.txt").write_text("yours")
+    inside = run_tool(http, "toolkit_file", {"action": "read", "filename": "in.txt"}).json()
+    assert inside["ok"] is True and "yours" in inside["output"]

@@ -12,6 +12,7 @@ from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit import web
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.htmltext import html_to_text
+from tea_agent_mini.toolkit.netguard import FetchPolicy
 from tea_agent_mini.toolkit.web import toolkit_web_fetch
 
 PAGE = """<!doctype html>
@@ -86,7 +87,8 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def ctx(workspace: Path, tea_home: Path) -> ToolContext:
-    return ToolContext(workspace=workspace, home=tea_home)
+    # the test servers listen on 127.0.0.1, which only an allowing user lets the tool reach
+    return ToolContext(workspace=workspace, home=tea_home, allow_private_fetch=True)
 
 
 def body_of(result: str) -> str:
@@ -117,7 +119,7 @@ def test_redirect_loops_stop(ctx, server):
 
 
 def test_large_bodies_are_capped_while_streaming(ctx, server, monkeypatch):
-    fetched = web.download(f"{server}/big", timeout=10)
+    fetched = web.download(f"{server}/big", timeout=10, policy=FetchPolicy(allow_private=True))
     assert fetched.capped and len(fetched.body) == web.MAX_BODY_BYTES
     out = toolkit_web_fetch(ctx, f"{server}/big", max_chars=1000)
     assert "only that much was read" in out

@@ -1,7 +1,10 @@
 """The active configuration: read it (secrets masked), change runtime keys, switch profile.
 
 Server settings (host, port, API key, allowed hosts, CORS) are fixed when the server starts and
-never change through the API; neither do the workspace and its confinement.
+never change through the API; neither do the workspace, its confinement
+(``agent.allow_outside_workspace``), ``agent.allow_private_fetch`` and the MCP servers: a profile
+switch (or a chat naming a profile) keeps the ones the server started with, whatever the profile
+says (see ``RuntimePool.load``).
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from starlette.routing import Route
 
 from ...config import APPROVAL_MODES, Config, config_from_dict, config_to_dict
 from ...errors import ConfigError
+from ...redact import MASK
 from ..api_errors import ApiError
 from ..bodies import Fields, read_json
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 
-MASK = "****"
 RUNTIME_KEYS: dict[str, tuple[str, ...]] = {
     "agent": ("max_iterations", "approval", "exec_timeout", "tool_output_limit"),
     "main_model": ("temperature", "max_tokens"),
@@ -30,11 +33,6 @@ RUNTIME_KEYS: dict[str, tuple[str, ...]] = {
 def masked_config(config: Config) -> dict[str, Any]:
     data = config_to_dict(config, mask=True)
     data["server"]["api_key"] = MASK if config.server.api_key else ""
-    for section in ("main_model", "cheap_model"):
-        headers = data[section].get("extra_headers") or {}
-        data[section]["extra_headers"] = {name: MASK for name in headers}
-    if "mcp_servers" in data:
-        data["mcp_servers"] = {name: MASK for name in data["mcp_servers"]}
     return data
 
 
@@ -131,7 +129,10 @@ def _check_range(label: str, key: str, value: Any) -> None:
     body="ProfileSwitch",
     response="ConfigView",
     errors=(404, 409),
-    description="Refused (409) while a turn is running or messages are queued.",
+    description=(
+        "Refused (409) while a turn is running or messages are queued. The workspace, its "
+        "confinement, private fetches and the MCP servers stay those the server started with."
+    ),
 )
 async def switch_profile(request: Request) -> JSONResponse:
     st = state(request)

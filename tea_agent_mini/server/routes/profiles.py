@@ -24,6 +24,7 @@ from ...config import (
 )
 from ...errors import ConfigError
 from ...private import private_dirs
+from ...redact import mask_url
 from ..api_errors import ApiError
 from ..bodies import Fields, check_values, is_json_type, media_type, read_json
 from ..spec import endpoint
@@ -36,7 +37,8 @@ def _profile_entry(name: str, home: Path, active: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": name, "active": name == active}
     try:
         config = config_from_dict(read_yaml(profile_path(name, home)), where=name)
-        entry.update(model_name=config.main_model.model_name, api_url=config.main_model.api_url)
+        model = config.main_model
+        entry.update(model_name=model.model_name, api_url=mask_url(model.api_url))
     except ConfigError as exc:
         entry["error"] = str(exc)
     return entry

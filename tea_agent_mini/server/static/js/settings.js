@@ -76,18 +76,22 @@ async function profiles(app, close) {
 }
 
 const APPROVALS = [
-  ["auto", "Run freely"],
-  ["ask", "Ask me first"],
-  ["never", "Read-only"],
+  ["auto", "Run freely", "Tools run without asking"],
+  ["ask", "Ask me first", "Writing files or running commands waits for your click"],
+  [
+    "never",
+    "Read-only",
+    "Files and commands are refused; the conversation, memories, todos and plans are still saved",
+  ],
 ];
 
 // agent.approval for this server run: whether tools that write files or run commands need a click.
 function approval(app) {
   const current = app.config ? app.config.config.agent.approval : "auto";
-  const radios = APPROVALS.map(([value, label]) =>
+  const radios = APPROVALS.map(([value, label, hint]) =>
     h(
       "label",
-      { class: "seg" },
+      { class: "seg", title: hint },
       h("input", {
         type: "radio",
         name: "approval",
