@@ -27,7 +27,7 @@ MIN_SEARCH_SCORE = 2.0  # lower than for automatic selection: the model asked
 
 
 @tool(
-    FINDER,
+    "toolkit_find_tools",  # selection.FINDER; a literal, so build_mini can read it
     "Find more tools by describing what you need (e.g. 'weather', 'git commit', 'remember a "
     "fact', 'schedule a task', 'web search'), or get one tool's full instructions by its name. "
     "The tools found become available: call them next.",
