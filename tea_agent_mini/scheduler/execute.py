@@ -54,7 +54,8 @@ class TaskExecutor:
         return result
 
     async def run_shell(self, task: Task) -> RunResult:
-        from ..toolkit.shell import check_command, run_command
+        from ..toolkit.denylist import check_command
+        from ..toolkit.shell import run_command
 
         command = task.command or ""
         if not command.strip():

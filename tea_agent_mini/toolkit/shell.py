@@ -8,7 +8,6 @@ is killed; a busy one may run on until four times the timeout.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -19,6 +18,7 @@ from typing import IO
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit import proctree
 from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.denylist import check_command
 from tea_agent_mini.toolkit.registry import tool
 
 HARD_LIMIT_FACTOR = 4
@@ -28,34 +28,6 @@ KILL_GRACE = 2.0
 CANCEL_POLL = 0.25  # how often a running command checks whether its turn was cancelled
 OUTPUT_LIMIT = 64 * 1024
 MAX_TIMEOUT = 3600.0
-
-_START = r"(?:^|[;&|(`\n]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:[\w./-]*/)?"
-_DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*"
-_ROOT_OR_HOME = r"[\"']?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?)[\"']?(?=$|[\s;&|)])"
-DENY_LIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), reason)
-    for pattern, reason in (
-        (r"\brm\s+[^;&|\n]*--no-preserve-root", "rm --no-preserve-root"),
-        (r"\brm\s+(?:[^\s;&|]+\s+)*" + _ROOT_OR_HOME, "rm of / or of the home directory"),
-        (_START + r"mkfs(?:\.\w+)?\b", "formatting a filesystem (mkfs)"),
-        (r"\bdd\b[^;&|\n]*\bof=" + _DISK, "dd onto a disk device"),
-        (r">\s*" + _DISK, "writing to a disk device"),
-        (r":\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&", "a fork bomb"),
-        (r"\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&", "a fork bomb"),
-        (_START + r"(?:shutdown|reboot|halt|poweroff)\b", "shutting down or rebooting"),
-        (r"\bsystemctl\s+(?:poweroff|reboot|halt|kexec)\b", "shutting down or rebooting"),
-        (_START + r"init\s+[06]\b", "shutting down or rebooting"),
-        (
-            r"\bchmod\b(?=[^;&|\n]*\s(?:-\w*R\w*|--recursive)\b)[^;&|\n]*\s0?777\s+"
-            r"(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
-            "chmod -R 777 on /",
-        ),
-        (
-            r"\bchmod\s+0?777\s+(?:-\w*R\w*|--recursive)\s+(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
-            "chmod -R 777 on /",
-        ),
-    )
-)
 
 PARAMETERS = {
     "type": "object",
@@ -73,16 +45,6 @@ PARAMETERS = {
     },
     "required": ["command"],
 }
-
-
-def check_command(command: str) -> None:
-    """Raise ToolError when ``command`` matches the destructive-command deny-list."""
-    for pattern, reason in DENY_LIST:
-        if pattern.search(command):
-            raise ToolError(
-                f"refused: the command looks destructive ({reason}) and is on the safety "
-                "deny-list; it was not run. Use a narrower, explicit command instead."
-            )
 
 
 @dataclass
