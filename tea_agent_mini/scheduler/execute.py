@@ -1,9 +1,9 @@
 """Executing one task: a shell command in the workspace, or an agent turn in its own session.
 
-Shell tasks go through the same deny-list and supervised ``run_command`` as ``toolkit_exec``
-(activity-aware timeout, process-group kill). Prompt tasks run a real turn through
-``Runtime.session`` on the task's own topic, created on the first run and titled after the
-task, so every run's answer can be read later like any conversation.
+Shell tasks go through the same deny-list, sandbox (``agent.sandbox``) and supervised
+``run_command`` as ``toolkit_exec`` (activity-aware timeout, process-group kill). Prompt tasks
+run a real turn through ``Runtime.session`` on the task's own topic, created on the first run
+and titled after the task, so every run's answer can be read later like any conversation.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ class TaskExecutor:
         cancel = threading.Event()
         try:
             check_command(command)
+            prefix = self.runtime.sandbox.prefix(workspace, workspace)
             done = await asyncio.to_thread(
-                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel
+                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel, prefix
             )
         except ToolError as exc:
             return RunResult("failed", error=str(exc))

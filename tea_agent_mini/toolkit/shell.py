@@ -12,6 +12,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -94,12 +95,16 @@ def run_command(
     timeout: float,
     output_limit: int = OUTPUT_LIMIT,
     cancel: threading.Event | None = None,
+    prefix: Sequence[str] = (),
 ) -> CommandResult:
-    """Run ``command`` through the shell and supervise it until it ends or is killed."""
+    """Run ``command`` through the shell and supervise it until it ends or is killed.
+
+    ``prefix`` goes before ``/bin/sh -c`` on POSIX: the sandbox (``Sandbox.prefix``).
+    """
     started = time.monotonic()
     env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
     try:
-        proc = _spawn(command, cwd, env)
+        proc = _spawn(command, cwd, env, prefix)
     except OSError as exc:
         raise ToolError(f"cannot start the shell: {exc.strerror or exc}") from exc
     buffer = OutputBuffer(output_limit)
@@ -122,7 +127,9 @@ def run_command(
     )
 
 
-def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> subprocess.Popen:
+def _spawn(
+    command: str, cwd: str | os.PathLike[str], env: dict[str, str], prefix: Sequence[str] = ()
+) -> subprocess.Popen:
     common = {
         "stdin": subprocess.DEVNULL,
         "stdout": subprocess.PIPE,
@@ -132,7 +139,8 @@ def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> su
     }
     if os.name == "posix":
         # a new session makes the command a process group we can kill as a whole
-        return subprocess.Popen(["/bin/sh", "-c", command], start_new_session=True, **common)
+        argv = [*prefix, "/bin/sh", "-c", command]
+        return subprocess.Popen(argv, start_new_session=True, **common)
     flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     return subprocess.Popen(command, shell=True, creationflags=flags, **common)
 
@@ -250,4 +258,6 @@ def toolkit_exec(
     directory = ctx.resolve(cwd or ".", must_exist=True)
     if not directory.is_dir():
         raise ToolError(f"cwd '{cwd}' is not a directory")
-    return format_result(run_command(command, directory, limit, cancel=ctx.cancel_event))
+    prefix = ctx.sandbox.prefix(ctx.workspace, directory)
+    result = run_command(command, directory, limit, cancel=ctx.cancel_event, prefix=prefix)
+    return format_result(result)
