@@ -242,7 +242,9 @@ def format_result(result: CommandResult) -> str:
     "seconds only if it is idle (no CPU or I/O); one that keeps working may run up to 4x longer. "
     "stdin is closed, so interactive prompts fail instead of hanging: pass flags like -y. "
     "Background processes are stopped when the command ends. Long output keeps its beginning "
-    "and end. Destructive commands (rm -rf /, mkfs, dd to disks, shutdown ...) are refused.",
+    "and end. A best-effort deny-list (not a sandbox) refuses destructive commands (rm -rf /, "
+    "mkfs, dd to disks, piping downloads into sh ...). With agent.sandbox the command runs "
+    "under bubblewrap: only the workspace and a private /tmp are writable.",
     PARAMETERS,
     mutates=True,
 )
