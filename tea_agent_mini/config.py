@@ -26,6 +26,7 @@ DEFAULT_PROFILE = "default"
 PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 APPROVAL_MODES = ("auto", "ask", "never")
 PROMPT_PROFILES = ("auto", "compact", "full")
+SANDBOX_MODES = ("auto", "off", "required")
 SECRET_FIELDS = frozenset({"api_key", "password", "token"})
 
 
@@ -95,6 +96,9 @@ class AgentConfig:
     exec_timeout: float = 30.0
     tool_output_limit: int = 128 * 1024
     prompt: str = "auto"  # compact | full | auto (compact for windows of 16k tokens or less)
+    # shell commands under bubblewrap: auto (where it works) | off | required (refuse without)
+    sandbox: str = "auto"
+    sandbox_network: bool = True
 
 
 @dataclass(repr=False)
@@ -344,6 +348,11 @@ def normalise(config: Config) -> None:
         raise ConfigError(
             f"{where}: agent.prompt: expected one of {', '.join(PROMPT_PROFILES)}, "
             f"got {config.agent.prompt!r}"
+        )
+    if config.agent.sandbox not in SANDBOX_MODES:
+        raise ConfigError(
+            f"{where}: agent.sandbox: expected one of {', '.join(SANDBOX_MODES)}, "
+            f"got {config.agent.sandbox!r}"
         )
     if config.agent.max_iterations < 1:
         raise ConfigError(f"{where}: agent.max_iterations: expected a positive integer")

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .skills.cache import SkillsCache
     from .store import Store
     from .toolkit.registry import Toolkit
+    from .toolkit.sandbox import Sandbox
     from .toolkit.selection import ToolMenu
     from .types import Done, Message
 
@@ -121,6 +122,13 @@ class Runtime:
 
         return TokenCalibrator()
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """How shell commands are confined (read at call time: a profile switch changes it)."""
+        from .toolkit.sandbox import sandbox_for
+
+        return sandbox_for(self.config)
+
     def tool_context(
         self,
         topic_id: str | None,
@@ -141,6 +149,7 @@ class Runtime:
             approval=agent.approval,
             approve=approve,
             exec_timeout=agent.exec_timeout,
+            sandbox=self.sandbox,
             runtime=self,
             toolkit=self.toolkit,
             ask_user=ask_user,

@@ -75,6 +75,8 @@ def test_chat_completions_suffix_is_stripped(write_config):
         ({"agent": {"max_iterations": "many"}}, ["agent.max_iterations", "an integer", "'many'"]),
         ({"server": {"port": [1]}}, ["server.port", "an integer"]),
         ({"agent": {"approval": "sometimes"}}, ["agent.approval", "auto, ask, never"]),
+        ({"agent": {"sandbox": "yes"}}, ["agent.sandbox", "auto, off, required"]),
+        ({"agent": {"sandbox_network": "no"}}, ["agent.sandbox_network", "true or false"]),
         ({"main_model": "gpt-4o"}, ["main_model must be a mapping"]),
         (
             {"agent": {"allow_outside_workspace": "yes"}},
@@ -177,6 +179,7 @@ def test_defaults():
     config = Config()
     assert config.agent.max_iterations == 50
     assert config.agent.approval == "auto"
+    assert config.agent.sandbox == "auto" and config.agent.sandbox_network is True
     assert config.server.host == "127.0.0.1" and config.server.port == 8080
 
 

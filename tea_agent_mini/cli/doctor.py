@@ -112,6 +112,15 @@ def check_request(
     return Check("request", True, detail)
 
 
+def check_sandbox(config: Config) -> Check:
+    """Whether shell commands run confined; a failure only when agent.sandbox is required."""
+    from ..toolkit.sandbox import sandbox_for
+
+    box = sandbox_for(config)
+    confined, detail = box.status()
+    return Check("sandbox", confined, detail, required=box.mode == "required")
+
+
 def optional_features() -> list[Check]:
     programs = {
         "git": "git tools",
@@ -147,6 +156,7 @@ def run_doctor(profile: str | None) -> bool:
             checks.append(check_model(config))
             checks.append(check_request(config))
         checks.append(check_database(config))
+        checks.append(check_sandbox(config))
     checks.extend(optional_features())
     for check in checks:
         print(check.line())

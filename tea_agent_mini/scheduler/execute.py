@@ -1,9 +1,9 @@
 """Executing one task: a shell command in the workspace, or an agent turn in its own session.
 
-Shell tasks go through the same deny-list and supervised ``run_command`` as ``toolkit_exec``
-(activity-aware timeout, process-group kill). Prompt tasks run a real turn through
-``Runtime.session`` on the task's own topic, created on the first run and titled after the
-task, so every run's answer can be read later like any conversation.
+Shell tasks go through the same deny-list, sandbox (``agent.sandbox``) and supervised
+``run_command`` as ``toolkit_exec`` (activity-aware timeout, process-group kill). Prompt tasks
+run a real turn through ``Runtime.session`` on the task's own topic, created on the first run
+and titled after the task, so every run's answer can be read later like any conversation.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ class TaskExecutor:
         return result
 
     async def run_shell(self, task: Task) -> RunResult:
+        from ..toolkit.denylist import check_command
         from ..toolkit.orphans import JobTable
-        from ..toolkit.shell import check_command, run_command
+        from ..toolkit.shell import run_command
 
         command = task.command or ""
         if not command.strip():
@@ -69,8 +70,9 @@ class TaskExecutor:
         try:
             check_command(command)
             jobs = JobTable.at(self.runtime.config.home)
+            prefix = self.runtime.sandbox.prefix(workspace, workspace)
             done = await asyncio.to_thread(
-                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel, jobs
+                run_command, command, workspace, task.timeout, OUTPUT_LIMIT, cancel, jobs, prefix
             )
         except ToolError as exc:
             return RunResult("failed", error=str(exc))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
+from tea_agent_mini.toolkit.sandbox import Sandbox
 from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
@@ -35,6 +36,7 @@ class ToolContext:
     approval: str = "auto"
     approve: ApprovalCallback | None = None
     exec_timeout: float = 30.0
+    sandbox: Sandbox = field(default_factory=Sandbox)  # how toolkit_exec confines commands
     # The Runtime that built this context: tools that need more than files and state (config,
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None

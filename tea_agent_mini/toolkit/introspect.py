@@ -64,6 +64,7 @@ def features(ctx: ToolContext) -> dict[str, Any]:
         "procfs": Path("/proc/self/status").is_file(),
         "approval": ctx.approval,
         "workspace_confined": not ctx.allow_outside_workspace,
+        "sandbox": ctx.sandbox.status()[1],
         "ask_user": ctx.ask_user is not None,
         "store": ctx.store is not None,
         "mcp_servers": sorted(config.mcp_servers) if config is not None else [],

@@ -11,7 +11,7 @@ SHIPPED: dict[str, str] = {
     "finder": "toolkit_find_tools: finds installed tools by need and adds them to the conversation",
     "files": "toolkit_file: read, write, append and list files in the workspace",
     "edit": "toolkit_edit (exact string replacement) and toolkit_apply_patch (unified diffs)",
-    "shell": "toolkit_exec: shell commands with an activity-aware timeout and a deny-list",
+    "shell": "toolkit_exec: shell commands with an activity-aware timeout, a deny-list, a sandbox",
     "search": "toolkit_glob and toolkit_grep: pure-Python file search honouring .gitignore",
     "web": "toolkit_web_fetch: fetch a URL and turn HTML into readable text (httpx)",
     "system": "toolkit_gettime and toolkit_os_info",

@@ -8,17 +8,18 @@ is killed; a busy one may run on until four times the timeout.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit import orphans, proctree
 from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.denylist import check_command
 from tea_agent_mini.toolkit.registry import tool
 
 HARD_LIMIT_FACTOR = 4
@@ -28,34 +29,6 @@ KILL_GRACE = 2.0
 CANCEL_POLL = 0.25  # how often a running command checks whether its turn was cancelled
 OUTPUT_LIMIT = 64 * 1024
 MAX_TIMEOUT = 3600.0
-
-_START = r"(?:^|[;&|(`\n]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:[\w./-]*/)?"
-_DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*"
-_ROOT_OR_HOME = r"[\"']?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?)[\"']?(?=$|[\s;&|)])"
-DENY_LIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), reason)
-    for pattern, reason in (
-        (r"\brm\s+[^;&|\n]*--no-preserve-root", "rm --no-preserve-root"),
-        (r"\brm\s+(?:[^\s;&|]+\s+)*" + _ROOT_OR_HOME, "rm of / or of the home directory"),
-        (_START + r"mkfs(?:\.\w+)?\b", "formatting a filesystem (mkfs)"),
-        (r"\bdd\b[^;&|\n]*\bof=" + _DISK, "dd onto a disk device"),
-        (r">\s*" + _DISK, "writing to a disk device"),
-        (r":\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:\s*&", "a fork bomb"),
-        (r"\b(\w+)\s*\(\s*\)\s*\{[^}]*\b\1\s*\|\s*\1\s*&", "a fork bomb"),
-        (_START + r"(?:shutdown|reboot|halt|poweroff)\b", "shutting down or rebooting"),
-        (r"\bsystemctl\s+(?:poweroff|reboot|halt|kexec)\b", "shutting down or rebooting"),
-        (_START + r"init\s+[06]\b", "shutting down or rebooting"),
-        (
-            r"\bchmod\b(?=[^;&|\n]*\s(?:-\w*R\w*|--recursive)\b)[^;&|\n]*\s0?777\s+"
-            r"(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
-            "chmod -R 777 on /",
-        ),
-        (
-            r"\bchmod\s+0?777\s+(?:-\w*R\w*|--recursive)\s+(?:[^;&|\n]*\s)?/\*?(?=$|[\s;&|])",
-            "chmod -R 777 on /",
-        ),
-    )
-)
 
 PARAMETERS = {
     "type": "object",
@@ -73,16 +46,6 @@ PARAMETERS = {
     },
     "required": ["command"],
 }
-
-
-def check_command(command: str) -> None:
-    """Raise ToolError when ``command`` matches the destructive-command deny-list."""
-    for pattern, reason in DENY_LIST:
-        if pattern.search(command):
-            raise ToolError(
-                f"refused: the command looks destructive ({reason}) and is on the safety "
-                "deny-list; it was not run. Use a narrower, explicit command instead."
-            )
 
 
 @dataclass
@@ -133,15 +96,18 @@ def run_command(
     output_limit: int = OUTPUT_LIMIT,
     cancel: threading.Event | None = None,
     jobs: orphans.JobTable | None = None,
+    prefix: Sequence[str] = (),
 ) -> CommandResult:
     """Run ``command`` through the shell and supervise it until it ends or is killed.
 
-    ``jobs`` records the command while it runs, so that a crash does not leave it running."""
+    ``jobs`` records the command while it runs, so that a crash does not leave it running.
+    ``prefix`` goes before ``/bin/sh -c`` on POSIX: the sandbox (``Sandbox.prefix``).
+    """
     started = time.monotonic()
     env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
     env.update(orphans.owner_mark())
     try:
-        proc = _spawn(command, cwd, env)
+        proc = _spawn(command, cwd, env, prefix)
     except OSError as exc:
         raise ToolError(f"cannot start the shell: {exc.strerror or exc}") from exc
     record = jobs.add(proc.pid, command) if jobs is not None else None
@@ -167,7 +133,9 @@ def run_command(
     )
 
 
-def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> subprocess.Popen:
+def _spawn(
+    command: str, cwd: str | os.PathLike[str], env: dict[str, str], prefix: Sequence[str] = ()
+) -> subprocess.Popen:
     common = {
         "stdin": subprocess.DEVNULL,
         "stdout": subprocess.PIPE,
@@ -177,11 +145,9 @@ def _spawn(command: str, cwd: str | os.PathLike[str], env: dict[str, str]) -> su
     }
     if os.name == "posix":
         # a new session makes the command a process group we can kill as a whole
+        argv = [*prefix, "/bin/sh", "-c", command]
         return subprocess.Popen(
-            ["/bin/sh", "-c", command],
-            start_new_session=True,
-            preexec_fn=orphans.die_with_parent(),
-            **common,
+            argv, start_new_session=True, preexec_fn=orphans.die_with_parent(), **common
         )
     flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     return subprocess.Popen(command, shell=True, creationflags=flags, **common)
@@ -284,7 +250,9 @@ def format_result(result: CommandResult) -> str:
     "seconds only if it is idle (no CPU or I/O); one that keeps working may run up to 4x longer. "
     "stdin is closed, so interactive prompts fail instead of hanging: pass flags like -y. "
     "Background processes are stopped when the command ends. Long output keeps its beginning "
-    "and end. Destructive commands (rm -rf /, mkfs, dd to disks, shutdown ...) are refused.",
+    "and end. A best-effort deny-list (not a sandbox) refuses destructive commands (rm -rf /, "
+    "mkfs, dd to disks, piping downloads into sh ...). With agent.sandbox the command runs "
+    "under bubblewrap: only the workspace and a private /tmp are writable.",
     PARAMETERS,
     mutates=True,
 )
@@ -301,4 +269,8 @@ def toolkit_exec(
     if not directory.is_dir():
         raise ToolError(f"cwd '{cwd}' is not a directory")
     jobs = orphans.JobTable.at(ctx.home)
-    return format_result(run_command(command, directory, limit, cancel=ctx.cancel_event, jobs=jobs))
+    prefix = ctx.sandbox.prefix(ctx.workspace, directory)
+    result = run_command(
+        command, directory, limit, cancel=ctx.cancel_event, jobs=jobs, prefix=prefix
+    )
+    return format_result(result)

@@ -116,7 +116,7 @@ def test_kind_follows_the_fields_and_command_means_shell(http):
         ({"kind": "prompt"}, "a prompt task needs a prompt"),
         ({"prompt": "hello"}, "give either a command (shell task) or a prompt"),
         ({"command": None}, "a task needs a command (kind shell) or a prompt (kind prompt)"),
-        ({"command": "shutdown now"}, "is on the safety deny-list"),
+        ({"command": "shutdown now"}, "refused by the shell deny-list"),
         ({"timeout": "soon"}, "field 'timeout': expected a number of seconds, got 'soon'"),
         ({"timeout": 0}, "timeout must be between 1 and 21600 seconds, not 0"),
         ({"grace_seconds": -1}, "grace_seconds must be between 0 and 604800 seconds"),

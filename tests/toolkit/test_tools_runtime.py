@@ -229,6 +229,7 @@ def test_harness_schema(runtime, ctx):
     assert schema["models"]["main"]["model_name"] == "scripted-model"
     assert schema["features"]["fts5"] is has_fts5()
     assert schema["features"]["approval"] == "auto"
+    assert schema["features"]["sandbox"].startswith("agent.sandbox: auto")  # from the config
     json.dumps(schema)  # plain JSON data
 
 
