@@ -37,18 +37,33 @@ def relevant_skills_section(
     """The skills that match ``query`` (at most ``limit``), and how to load one; "" when none
     does. Part of a turn's context block: listing every skill on every request costs tokens
     whether or not one fits."""
-    found = search_skills(skills, query, limit) if query.strip() else []
-    floor = max(MIN_RELEVANT_SCORE, found[0].score * 0.5) if found else 0.0
-    terms = query_terms(query)
-    matches = [m for m in found if m.score >= floor and _words_matched(m.skill, terms) > 1]
-    if not matches:
+    named = named_skills(skills, query)[:limit]
+    if named:  # "following the release-notes skill": that one, not every skill about writing
+        chosen = named
+    else:
+        found = search_skills(skills, query, limit) if query.strip() else []
+        floor = max(MIN_RELEVANT_SCORE, found[0].score * 0.5) if found else 0.0
+        terms = query_terms(query)
+        chosen = [m.skill for m in found if m.score >= floor and _words_matched(m.skill, terms) > 1]
+    if not chosen:
         return ""
     lines = [
         "Skills that may fit this task (before you start, load one with "
         f'{tool_name}(action="load", name="<name>") and follow it):'
     ]
-    lines += [f"- {m.skill.name}: {one_line(m.skill.description, 200)}" for m in matches]
+    lines += [f"- {skill.name}: {one_line(skill.description, 200)}" for skill in chosen]
     return "\n".join(lines)
+
+
+def named_skills(skills: Iterable[Skill], text: str) -> list[Skill]:
+    """The skills whose name ``text`` spells out ("release-notes", or "release notes")."""
+    lowered = text.lower()
+    named = []
+    for skill in skills:
+        spellings = {skill.name.lower(), skill.name.lower().replace("-", " ")}
+        if any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", lowered) for s in spellings):
+            named.append(skill)
+    return sorted(named, key=lambda skill: skill.name)
 
 
 def _words_matched(skill: Skill, terms: list[str]) -> int:

@@ -125,6 +125,10 @@ def _match_lines(text: str, needle: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(re.escape(needle), text)]
 
 
+SHOWN_FILE_LINES = 60  # a file this small is shown whole when old_string matches nothing in it
+SHOWN_FILE_CHARS = 3000
+
+
 def no_match_message(text: str, old: str, name: str) -> str:
     message = f"old_string was not found in '{name}'"
     squashed_old = _squash(old)
@@ -140,6 +144,9 @@ def no_match_message(text: str, old: str, name: str) -> str:
     if close:
         number = stripped.index(close[0]) + 1
         message += f". The closest line is {number}: {lines[number - 1]!r}"
+    elif len(lines) <= SHOWN_FILE_LINES and len(text) <= SHOWN_FILE_CHARS:
+        # a small model often edits a file it never read; its text saves that round trip
+        return f"{message}. Its whole text is:\n{text.rstrip()}\nCopy old_string from it exactly."
     return message + ". Read the file again and copy old_string exactly."
 
 

@@ -364,3 +364,19 @@ def test_extra_files_of_bundled_skills_are_listed_through_resources():
     skill = load_skills(None, None).get("code-review")
     assert skill.files == ()
     assert skill.root.joinpath("SKILL.md").is_file()
+
+
+def test_a_skill_the_message_names_is_the_one_offered(home):
+    for name, description in (
+        ("release-notes", "How to write the release notes of this project."),
+        ("write-a-skill", "Write a new skill: a SKILL.md pack, from a procedure that worked."),
+    ):
+        write_skill(
+            home / "skills", name, f"---\nname: {name}\ndescription: {description}\n---\nSteps.\n"
+        )
+    skills = load_skills(home, None, bundled=False).skills.values()
+    message = "Write the release notes for this project, following the release-notes skill."
+    lines = relevant_skills_section(skills, message, 3).splitlines()
+    assert [line.split(":")[0] for line in lines[1:]] == ["- release-notes"]
+    spaced = relevant_skills_section(skills, "use the release notes skill", 3)
+    assert "- release-notes:" in spaced and "write-a-skill" not in spaced

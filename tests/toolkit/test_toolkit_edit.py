@@ -57,6 +57,19 @@ def test_no_match_names_the_closest_line(ctx, source):
     assert source.read_text() == SOURCE
 
 
+def test_no_match_in_a_small_file_shows_its_text_and_in_a_big_one_asks_to_read_it(
+    ctx, source, workspace
+):
+    with pytest.raises(ToolError) as caught:
+        toolkit_edit(ctx, "app.py", "assert median([4, 1]) == 2.5", "x")
+    assert str(caught.value).endswith(
+        f"Its whole text is:\n{SOURCE.rstrip()}\nCopy old_string from it exactly."
+    )
+    (workspace / "big.py").write_text("".join(f"x{i} = {i}\n" for i in range(100)))
+    with pytest.raises(ToolError, match=r"not found in 'big.py'\. Read the file again"):
+        toolkit_edit(ctx, "big.py", "assert median([4, 1]) == 2.5", "x")
+
+
 def test_no_match_explains_whitespace_differences(ctx, source):
     with pytest.raises(ToolError, match="matches if whitespace is ignored"):
         toolkit_edit(ctx, "app.py", 'def main():\n  greet("world")', "x")
