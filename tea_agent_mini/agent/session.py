@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 UserContent = str | list[dict[str, Any]]
 MIN_REPLY_TOKENS = 256
 REPLY_MARGIN = 64  # tokens of slack for estimates that run a little low
+REPLY_SHARE = 4  # a reply gets at most 1/4 of the window unless main_model.max_tokens says more
 ToolOffer = Callable[["Session", list[Message]], list[dict[str, Any]]]
 
 
@@ -50,12 +51,15 @@ class TurnSettings:
 
     def reply_room(self, prompt_tokens: int) -> int | None:
         """The ``max_tokens`` of a request whose prompt is ``prompt_tokens``: what is left of
-        the window (a model that never stops would otherwise fill it, minutes on a small
-        machine), within the configured cap; None when neither is known."""
+        the window, within main_model.max_tokens or else a quarter of the window (a small model
+        that never stops would otherwise fill it, minutes on a small machine); None when neither
+        is known."""
         if self.max_context_tokens <= 0:
             return self.max_output_tokens
         room = max(MIN_REPLY_TOKENS, self.max_context_tokens - prompt_tokens - REPLY_MARGIN)
-        return room if self.max_output_tokens is None else min(room, self.max_output_tokens)
+        if self.max_output_tokens is not None:
+            return min(room, self.max_output_tokens)
+        return min(room, max(MIN_REPLY_TOKENS, self.max_context_tokens // REPLY_SHARE))
 
 
 class Session:
