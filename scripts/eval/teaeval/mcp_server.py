@@ -1,9 +1,9 @@
 """A tiny stdio MCP server for the ``use_mcp_tool`` task: plain JSON-RPC, no ``mcp`` SDK.
 
-    python mcp_server.py          (EVAL_MCP_SECRET set in its environment)
+    python mcp_server.py          (EVAL_MCP_PREFIX set in its environment)
 
 One JSON message per line on stdin and stdout. Its one tool, ``order_status``, answers with a
-tracking code made from ``EVAL_MCP_SECRET``, which only the server knows, so an answer that
+tracking code made from ``EVAL_MCP_PREFIX``, which only the server knows, so an answer that
 contains the code shows the agent really called the tool.
 """
 
@@ -91,4 +91,4 @@ def serve(secret: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(os.environ.get("EVAL_MCP_SECRET", "UNSET"))
+    serve(os.environ.get("EVAL_MCP_PREFIX", "UNSET"))

@@ -142,7 +142,8 @@ def _mcp_case(rng: random.Random) -> Case:
     server = {
         "command": sys.executable,
         "args": [str(MCP_SERVER)],
-        "env": {"EVAL_MCP_SECRET": secret},
+        # not named like a secret: the agent masks secret-looking env values in tool output
+        "env": {"EVAL_MCP_PREFIX": secret},
     }
     prompt = f"Use the order_status tool to look up order {order} and tell me its tracking code."
     return Case(
