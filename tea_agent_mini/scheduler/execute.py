@@ -14,6 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..errors import TeaAgentError, ToolError
+from ..policy import Decision, decide
 from ..store.tasks import OUTPUT_LIMIT
 from ..types import Done, Error, TextDelta
 from .runner import RunResult
@@ -24,13 +25,17 @@ if TYPE_CHECKING:
     from ..store.tasks import Task
     from ..toolkit.shell import CommandResult
 
-__all__ = ["READ_ONLY_SHELL", "TaskExecutor", "shell_result"]
+__all__ = ["TaskExecutor", "shell_result", "shell_task_decision"]
 
 log = logging.getLogger(__name__)
 
-READ_ONLY_SHELL = (
-    "shell tasks do not run in read-only mode (agent.approval: never); the command was not run"
-)
+
+def shell_task_decision(policy: str) -> Decision:
+    """A shell task runs a command the user approved by creating the task (``ask`` is satisfied);
+    read-only mode refuses it when it is created and at every run."""
+    return decide(policy, "a shell task", changes=True, confirmed=True)
+
+
 NOTICE_CHARS = 300  # how much of a run's output or error a notification carries
 TOPIC_TITLE = "Task: {name}"
 
@@ -61,8 +66,9 @@ class TaskExecutor:
         command = task.command or ""
         if not command.strip():
             return RunResult("failed", error="the task has no command")
-        if self.runtime.config.agent.approval == "never":  # checked at every run: it may change
-            return RunResult("failed", error=READ_ONLY_SHELL)
+        decision = shell_task_decision(self.runtime.config.agent.approval)
+        if not decision.runs:  # decided at every run: the policy may have changed since
+            return RunResult("failed", error=decision.reason)
         workspace = self.runtime.config.workspace
         if not workspace.is_dir():
             return RunResult("failed", error=f"the workspace {workspace} is not a directory")

@@ -127,23 +127,22 @@ class ToolExecutor:
         return render_output(result)
 
     async def _check_approval(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
-        policy = self.context.approval
-        if policy == "auto":
-            return
-        if policy == "never":
-            raise ToolError(
-                f"{spec.name} is not available in read-only mode (approval: never): it writes "
-                "files or runs commands. Use read-only tools instead."
-            )
+        from tea_agent_mini.policy import decide
+
         approve = self.context.approve
-        if approve is None:
-            raise ToolError(
-                f"{spec.name} needs the user's approval (approval: ask), but nobody can be asked "
-                "here (an API call or a run without a terminal); the call was not run."
-            )
-        arguments_json = json.dumps(arguments, ensure_ascii=False)
-        if not await asyncio.to_thread(approve, spec.name, arguments_json):
-            raise ToolError(f"the user declined to run {spec.name}; the call was not run.")
+        decision = decide(
+            self.context.approval,
+            spec.name,
+            changes=spec.mutates_with(arguments),
+            can_ask=approve is not None,
+        )
+        if decision.verdict == "refuse":
+            hint = " Use read-only tools instead." if self.context.approval == "never" else ""
+            raise ToolError(f"{decision.reason}.{hint}")
+        if decision.verdict == "ask" and approve is not None:
+            arguments_json = json.dumps(arguments, ensure_ascii=False)
+            if not await asyncio.to_thread(approve, spec.name, arguments_json):
+                raise ToolError(f"the user declined to run {spec.name}; the call was not run.")
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

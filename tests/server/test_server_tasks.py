@@ -320,7 +320,7 @@ def test_read_only_mode_refuses_shell_tasks_at_creation_and_at_every_run(http, w
     task = add(http, command=f"touch {marker}")
     assert http.patch("/v1/config", json={"agent": {"approval": "never"}}).status_code == 200
     refused = http.post("/v1/tasks", json={**ECHO, "name": "another"})
-    assert "approval is 'never'" in message(refused, 403)
+    assert "read-only mode (approval: never)" in message(refused, 403)
     changed = http.patch(f"/v1/tasks/{task['id']}", json={"command": "echo changed"})
     assert message(changed, 403)
     run = http.post(f"/v1/tasks/{task['id']}/run").json()

@@ -206,10 +206,11 @@ async def add_task(request: Request) -> JSONResponse:
 
 def _check_shell_allowed(request: Request) -> None:
     """Read-only mode refuses shell commands on every path, scheduled ones included."""
-    if state(request).runtime.config.agent.approval == "never":
-        raise ApiError(
-            403, "shell tasks run commands; approval is 'never' (read-only), so none is accepted"
-        )
+    from ...scheduler.execute import shell_task_decision
+
+    decision = shell_task_decision(state(request).runtime.config.agent.approval)
+    if not decision.runs:
+        raise ApiError(403, decision.reason)
 
 
 def _get(svc: TaskService, ident: int) -> dict[str, Any]:

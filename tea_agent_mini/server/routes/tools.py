@@ -98,19 +98,19 @@ async def run_tool(request: Request) -> JSONResponse:
 
 
 def _check_approval(spec: Any, arguments: dict[str, Any], policy: str, confirm: bool) -> None:
-    if not spec.mutates_with(arguments):
+    from ...policy import decide
+
+    decision = decide(policy, spec.name, changes=spec.mutates_with(arguments), confirmed=confirm)
+    if decision.runs:
         return
-    if policy == "never":
-        raise ApiError(
-            403, f"{spec.name} changes files or runs commands; approval is 'never' (read-only)"
-        )
-    if policy == "ask" and not confirm:
+    if policy == "ask":  # nobody to ask over REST: the caller confirms in the request
         raise ApiError(
             403,
             f"{spec.name} changes files or runs commands and approval is 'ask': "
             'send "confirm": true to run it',
             code="confirmation_required",
         )
+    raise ApiError(403, decision.reason)
 
 
 def routes() -> list[Route]:
