@@ -238,8 +238,12 @@ def test_topic_resumes_after_restart(model_config, scripted_server):
     assert without_context_block(sent[2]) == "second question"
 
 
+@pytest.mark.parametrize(
+    ("reason", "stored"),
+    [(None, "cancelled by the user"), ("the server shut down", "the server shut down; the call's")],
+)
 def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
-    model_config, scripted_server, workspace: Path
+    model_config, scripted_server, workspace: Path, reason, stored
 ):
     command = "echo $$ > pid.txt; sleep 30"
     scripted_server.push(Reply(tool_calls=[call("toolkit_exec", {"command": command})]))
@@ -260,7 +264,7 @@ def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
             if (workspace / "pid.txt").exists() and (workspace / "pid.txt").read_text():
                 break
             await asyncio.sleep(0.05)
-        task.cancel()
+        task.cancel(reason)
         with pytest.raises(asyncio.CancelledError):
             await task
         history = runtime.store.messages.list(session.topic_id)
@@ -269,7 +273,7 @@ def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
 
     history = asyncio.run(go())
     assert [m.role for m in history] == ["user", "assistant", "tool"]
-    assert "cancelled" in history[2].content
+    assert stored in history[2].content
     pid = int((workspace / "pid.txt").read_text())
     for _ in range(60):  # the command is killed within a few polls, not after 30 s
         if not _alive(pid):

@@ -261,6 +261,7 @@ class _Turn:
         for call in calls:
             yield ToolCallStart(call.id, call.name, call.arguments)
         done: set[str] = set()
+        why = "cancelled by the user"
         try:
             results = await self.s.executor.run_many(calls)
             for result in results:
@@ -270,11 +271,16 @@ class _Turn:
                 self.guard.record(result, call.arguments)
                 self.corrections.record(call, result.ok, result.content_for_model)
                 yield result
+        except asyncio.CancelledError as exc:
+            # whoever cancels may say why (task.cancel("...")): a shutdown is not the user's stop
+            if exc.args and exc.args[0]:
+                why = f"{exc.args[0]}; the call's outcome is unknown"
+            raise
         finally:
             # A cancelled turn still answers every call it stored, so the history stays valid.
             missing = [c for c in calls if c.id not in done]
             for call in missing:
-                cancelled = ToolResult(call.id, call.name, ok=False, error="cancelled by the user")
+                cancelled = ToolResult(call.id, call.name, ok=False, error=why)
                 self.s._save(_tool_message(cancelled))
 
     async def _finish(self, completion: Completion, content: str, iteration: int):

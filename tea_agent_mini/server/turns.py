@@ -25,6 +25,7 @@ from ..types import Done, Error, Usage
 from .interactions import Interactions, TurnHooks
 
 log = logging.getLogger(__name__)
+SHUTDOWN = "the server shut down while this tool was running"
 
 OpenSession = Callable[..., Any]
 """``(topic_id, profile, *, approve, ask_user, on_notice) -> Session``; called in a worker
@@ -246,7 +247,7 @@ class TurnManager:
         for topic_id, channel in list(self._channels.items()):
             self.clear_queue(topic_id)
             if channel.task is not None and not channel.task.done():
-                channel.task.cancel()
+                channel.task.cancel(SHUTDOWN)
                 tasks.append(channel.task)
             channel.notify()
         if tasks:
