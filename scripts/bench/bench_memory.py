@@ -141,12 +141,8 @@ def measure_warm(db: Path, runs: int, seed: int, like: bool) -> dict:
         after_write.append(since_ms(start))
 
     # the steps of select_for_turn, one by one
-    repo, vectors, pool_size, limits = (
-        manager.repo,
-        manager.vectors,
-        manager.candidate_pool,
-        manager.limits,
-    )
+    repo, vectors = manager.repo, manager.vectors
+    pool_size, limits = manager.candidate_pool, manager.limits
     query = texts[0]
     keyword = repo.keyword_scores(query, limit=pool_size, now=NOW)
     vector = {i: s for s, i in vectors.search(query, pool_size, now=NOW, also=keyword)}
