@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # last: an installed tea_agent_mini (run.py's venv) comes first
 
 from tea_agent_mini.config import load_config  # noqa: E402
 from tea_agent_mini.llm.tokens import estimate_messages_tokens, estimate_tools_tokens  # noqa: E402

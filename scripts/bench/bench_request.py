@@ -8,9 +8,11 @@ Builds a throw-away home (bulk inserts: one topic of user turns with a tool call
 and an answer; its L2 ring and L3 summary; memories with local-embedder vectors), then measures
 what a user pays:
 
-(a) building one model request through the real path: ``Runtime.session(topic)``, the history
-    window read from the store, ``Runtime.build_context(session, history)``; warm, median of
-    ``--runs``. Also with the memory block computed once per turn (the per-iteration cost), and
+(a) building one model request through the real path, in a fresh process: ``Runtime.session``,
+    the history window read from the store, the tools offered and ``Runtime.build_context``
+    (system prompt, tools, skills, memories, L3/L2/L1 history): the first one after the start
+    (the toolkit already loaded, as every front end does at start), then warm, median of
+    ``--runs``. Also a later request of the same turn (the turn's context block is kept), and
     the parts: the history read, memory selection, skills, the topic read, L2/L3.
 (b) the first turn after a fresh process start, run in a subprocess against the scripted model
     server (tests/fakes): with all the memories and with none (a copy of the home with the
@@ -24,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import random
 import shutil
@@ -33,15 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from timing import median_ms
-
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # last: an installed tea_agent_mini (run.py's venv) comes first
+
+from timing import fresh_env, median_ms, package_dir  # noqa: E402 - beside this script
 
 WORDS = [
     *("parser", "database", "server", "scheduler", "memory", "exporter", "config", "token"),
@@ -202,13 +202,7 @@ def build(runtime: Any, session: Any, history: list) -> list:
     return runtime.build_context(session, history)
 
 
-def timed_ms(func: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    func()
-    return (time.perf_counter() - start) * 1000.0
-
-
-def measure_request(home: Path, topic: str, runs: int) -> dict:
+def measure_request(topic: str, runs: int) -> dict:
     from tea_agent_mini.config import load_config
     from tea_agent_mini.context.builder import load_levels
     from tea_agent_mini.runtime import Runtime
@@ -217,10 +211,11 @@ def measure_request(home: Path, topic: str, runs: int) -> dict:
     runtime = Runtime(load_config())
     store = runtime.store
     runtime.toolkit  # noqa: B018 - loaded at start by every front end; not a per-request cost
-    cold_memory_ms = timed_ms(lambda: runtime.memory.prompt_block(QUERY))
+    started = time.perf_counter()  # the session, then its first request: all read cold
     session = runtime.session(topic)
+    build(runtime, session, read_history(store, topic))
+    cold_build_ms = (time.perf_counter() - started) * 1000.0
     history = read_history(store, topic)
-    cold_build_ms = timed_ms(lambda: build(runtime, session, history))
 
     def first_request() -> None:  # a turn starts: memories, skills, tools chosen, then built
         session.turn_context = None
@@ -246,7 +241,6 @@ def measure_request(home: Path, topic: str, runs: int) -> dict:
     return {
         "history_messages": len(history),
         "request_messages": request_messages,
-        "first_memory_block_ms": round(cold_memory_ms, 2),
         "first_build_ms": round(cold_build_ms, 2),
         **{name: round(value, 2) for name, value in parts.items()},
     }
@@ -269,20 +263,25 @@ async def one_turn(topic: str) -> dict:
     return {"turn_ms": turn_ms, "answer": text}
 
 
-def first_turn_ms(home: Path, topic: str) -> float:
-    env = {**os.environ, "TEA_AGENT_HOME": str(home)}
+def in_fresh_process(home: Path, *args: str) -> dict:
+    """This script's JSON answer to ``args``, run by a fresh interpreter in ``home``."""
+    env = fresh_env(TEA_AGENT_HOME=str(home))
     env.pop("TEA_AGENT_PROFILE", None)
     result = subprocess.run(
-        [sys.executable, __file__, "--first-turn", topic],
+        [sys.executable, __file__, *args],
         capture_output=True,
         text=True,
         env=env,
-        cwd=ROOT,
+        cwd=home,
         timeout=600,
     )
     if result.returncode != 0:
         raise RuntimeError(result.stderr.strip()[-800:])
-    data = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def first_turn_ms(home: Path, topic: str) -> float:
+    data = in_fresh_process(home, "--first-turn", topic)
     if not data["answer"].startswith("echo:"):
         raise RuntimeError(f"the turn did not reach the model: {data['answer'][:200]!r}")
     return float(data["turn_ms"])
@@ -311,11 +310,11 @@ def run(messages: int, memories: int, runs: int, repeats: int, seed: int) -> dic
         without_memories(home, bare)
         for path in (home, bare):
             write_config(path, server.base_url)
-        os.environ["TEA_AGENT_HOME"] = str(home)
-        request = measure_request(home, topic, runs)
+        request = in_fresh_process(home, "--request", topic, "--runs", str(runs))
         first = measure_first_turn(home, bare, topic, repeats)
     return {
         "python": platform.python_version(),
+        "package": str(package_dir()),
         "messages": messages,
         "memories": memories,
         "runs": runs,
@@ -339,8 +338,8 @@ def show(result: dict) -> None:
     print(f"      topic read (counts messages)   {req['topic_read_ms']:9.2f} ms")
     print(f"      topic system prompt only       {req['topic_prompt_ms']:9.2f} ms")
     print(f"      L2 and L3 read                 {req['l2_l3_read_ms']:9.2f} ms")
-    print(f"      first memory selection         {req['first_memory_block_ms']:9.2f} ms")
-    print(f"      first request build            {req['first_build_ms']:9.2f} ms")
+    print(f"      the first after a start        {req['first_build_ms']:9.2f} ms  "
+          "(the session too; the toolkit loaded)")  # fmt: skip
     print(f"  (b) first turn after a start       {first['with_memories_ms']:9.1f} ms")
     print(f"      the same with no memories      {first['without_memories_ms']:9.1f} ms")
     print(f"      what the memories add          {first['memories_extra_ms']:9.1f} ms  "
@@ -357,9 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="fresh processes per first turn")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--request", metavar="TOPIC", help=argparse.SUPPRESS)
     parser.add_argument("--first-turn", metavar="TOPIC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.first_turn:  # the subprocess of (b)
+    if args.request:  # the fresh process of (a)
+        print(json.dumps(measure_request(args.request, args.runs)))
+        return 0
+    if args.first_turn:  # the fresh processes of (b)
         print(json.dumps(asyncio.run(one_turn(args.first_turn))))
         return 0
     result = run(args.messages, args.memories, args.runs, args.repeats, args.seed)

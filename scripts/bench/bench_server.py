@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import socket
 import statistics
@@ -35,10 +34,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # last: an installed tea_agent_mini (run.py's venv) comes first
 
 import httpx  # noqa: E402
 import yaml  # noqa: E402
+from timing import fresh_env, package_dir  # noqa: E402 - beside this script
 
 from tests.fakes import handler as fake_handler  # noqa: E402
 from tests.fakes.scripted_server import Reply, ScriptedServer  # noqa: E402
@@ -109,7 +109,7 @@ class ServerProcess:
     def __init__(self, home: Path, lag_file: Path | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "TEA_AGENT_HOME": str(home), "PYTHONPATH": str(ROOT)}
+        env = fresh_env(TEA_AGENT_HOME=str(home))
         command = [sys.executable, "-m", "tea_agent_mini.server", "--port", str(self.port)]
         if lag_file is not None:
             command = [sys.executable, __file__, "--serve", str(self.port), str(lag_file)]
@@ -117,6 +117,7 @@ class ServerProcess:
         self.process = subprocess.Popen(
             command,
             env=env,
+            cwd=home,  # ``-m`` imports from the working directory first
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -312,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         write_home(home, model.base_url)
         results: dict[str, Any] = {
             "python": platform.python_version(),
+            "package": str(package_dir()),
             "machine": platform.machine(),
         }
         results.update(bench_cold_start(home, args.runs))

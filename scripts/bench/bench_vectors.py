@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))  # last: an installed tea_agent_mini (run.py's venv) comes first
 
 from timing import median_ms  # noqa: E402 - beside this script
 

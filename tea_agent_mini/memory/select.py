@@ -152,37 +152,22 @@ def _scored(
 ) -> list[_Scored]:
     """Non-CRITICAL memories with their scores, best first (ties: base score, newer, higher id).
 
-    Plain tuples, not records: this runs over every memory on every turn.
+    The score is ``blend_relevance`` × ``base_score``, called rather than copied: the pool is
+    bounded (a few hundred memories at most, see ``MemoryManager._selection_pool``), so the
+    calls cost well under a millisecond, and the formula the tests check is the one that runs.
     """
     scored: list[_Scored] = []
-    append = scored.append
-    get_keyword, get_vector = keyword.get, vector.get
     for memory in pool:
-        priority = memory.priority
-        if priority <= Priority.CRITICAL:
+        if memory.priority <= Priority.CRITICAL:
             continue
         mid = memory.id
         if has_query:
-            kw, vec = get_keyword(mid, 0.0), get_vector(mid, 0.0)
-            # blend_relevance, inlined: this loop runs over every memory on every turn
-            relevance = KEYWORD_WEIGHT * kw + (VECTOR_WEIGHT * vec if vec > 0.0 else 0.0)
+            relevance = blend_relevance(keyword.get(mid, 0.0), vector.get(mid, 0.0))
         else:
             relevance = 1.0
+        base = base_score(memory, now)
         updated = memory.updated_at or memory.created_at
-        days = (now - updated) / DAY
-        # recency_factor and base_score, inlined
-        if days <= 1.0:
-            recency = 1.0
-        elif days <= 7.0:
-            recency = 0.9
-        elif days <= 30.0:
-            recency = 0.7
-        elif days <= 90.0:
-            recency = 0.5
-        else:
-            recency = OLD_RECENCY
-        base = memory.importance * 0.2 * recency * (4 - min(3, priority)) * 0.25
-        append((relevance * base, base, updated, mid, relevance, memory))
+        scored.append((relevance * base, base, updated, mid, relevance, memory))
     scored.sort(key=itemgetter(0, 1, 2, 3), reverse=True)
     return scored
 

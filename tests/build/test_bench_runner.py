@@ -1,9 +1,11 @@
-"""scripts/bench/run.py: discovery, JSON parsing and flattening, and a real run of one benchmark."""
+"""scripts/bench/run.py: discovery, JSON parsing and flattening, and real runs of one benchmark,
+with this interpreter and in a clean venv."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,19 +69,39 @@ def test_flatten_and_render() -> None:
     ]
 
 
-def test_runs_the_startup_benchmark_for_real() -> None:
+def run_startup(*options: str) -> tuple[dict, dict]:
     result = subprocess.run(
-        [sys.executable, str(RUNNER), "--only", "startup", "--json"],
+        [sys.executable, str(RUNNER), "--only", "startup", "--json", *options],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     startup = report["results"]["bench_startup"]
-    assert "error" not in startup
+    assert "error" not in startup, startup["error"]
     assert startup["import_ms"] > 0 and startup["cli_version_ms"] > 0
     assert report["machine"]["python"] == startup["python"]
+    return report["machine"], startup
+
+
+def test_runs_the_startup_benchmark_here() -> None:
+    machine, startup = run_startup("--here")
+    assert machine["interpreter"] == sys.executable
+    assert startup["package"] == machine["package"]
+
+
+@pytest.mark.skipif(
+    os.environ.get("TEA_AGENT_SKIP_WHEEL_PROOF") == "1", reason="TEA_AGENT_SKIP_WHEEL_PROOF=1"
+)
+@pytest.mark.timeout(600)
+def test_runs_the_startup_benchmark_in_a_clean_venv(tmp_path: Path) -> None:
+    # installs the runtime dependencies from the package index, like the wheel proof
+    venv = tmp_path / "venv"
+    machine, startup = run_startup("--venv", str(venv))
+    assert Path(machine["interpreter"]).is_relative_to(venv)
+    assert startup["installed"] is True and Path(startup["package"]).is_relative_to(venv)
+    assert startup["package"] == machine["package"]
 
 
 def test_a_failing_benchmark_is_an_error_row(tmp_path: Path) -> None:
@@ -88,5 +110,6 @@ def test_a_failing_benchmark_is_an_error_row(tmp_path: Path) -> None:
     broken.write_text("import sys\nprint('boom', file=sys.stderr)\nsys.exit(3)\n")
     silent = tmp_path / "bench_silent.py"
     silent.write_text("print('no json here')\n")
-    assert runner.run_one(broken, timeout=60)["error"] == "exit 3: boom"
-    assert runner.run_one(silent, timeout=60)["error"] == "printed no JSON object"
+    here = runner.this_interpreter()
+    assert runner.run_one(broken, here, timeout=60)["error"] == "exit 3: boom"
+    assert runner.run_one(silent, here, timeout=60)["error"] == "printed no JSON object"

@@ -3,10 +3,12 @@ limits, access stamps, and the prompt block."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
+from tea_agent_mini.memory import select
 from tea_agent_mini.memory.manager import MemoryManager
 from tea_agent_mini.memory.select import (
     PROMPT_HEADING,
@@ -58,6 +60,35 @@ def test_score_formula_with_known_inputs():
     assert relevance == pytest.approx(0.7)
     # relevance x importance/5 x recency x (4 - priority)/4
     assert relevance * base_score(memory, NOW) == pytest.approx(0.7 * 0.8 * 0.9 * 0.75)
+
+
+def test_selection_scores_with_the_tested_functions():
+    rng = random.Random(13)
+    pool = [
+        mem(i, rng.randint(1, 3), rng.randint(1, 5), age_days=rng.uniform(-1, 200))
+        for i in range(1, 301)
+    ]
+    keyword = {i: rng.random() for i in range(1, 301) if rng.random() < 0.6}
+    vector = {i: rng.uniform(-0.5, 1.0) for i in range(1, 301) if rng.random() < 0.6}
+    by_id = {m.id: m for m in pool}
+    for has_query in (True, False):
+        scored = select._scored(pool, keyword, vector, NOW, has_query)
+        assert len(scored) == len(pool)
+        for score, base, _, mid, relevance, _ in scored:
+            expected = blend_relevance(keyword.get(mid, 0.0), vector.get(mid, 0.0))
+            assert relevance == (expected if has_query else 1.0)
+            assert base == base_score(by_id[mid], NOW)
+            assert score == relevance * base
+
+
+def test_changing_the_recency_steps_changes_the_selection(monkeypatch):
+    old, new = mem(1, priority=1, importance=5, age_days=100), mem(2, priority=1, importance=4)
+    limits = SelectionLimits(floors=())
+    assert ids(select_memories([old, new], {1: 1.0, 2: 1.0}, {}, NOW, limits)) == [2, 1]
+    # a fresh memory now weighs less than an old one, in the tested function and in selection
+    monkeypatch.setattr(select, "RECENCY_STEPS", ((1.0, 0.1),))
+    assert recency_factor(0.0) == 0.1 and recency_factor(100 * DAY) == 0.3
+    assert ids(select_memories([old, new], {1: 1.0, 2: 1.0}, {}, NOW, limits)) == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,8 @@ def test_send_message_streams_ui_events_and_stores_tool_calls(
     start = next(e.data for e in events if e.event == "tool_start")
     assert start["name"] == "toolkit_file" and '"list"' in start["arguments"]
     result = next(e.data for e in events if e.event == "tool_result")
-    assert result["ok"] is True and "a.txt" in result["preview"] and result["duration"] >= 0
+    assert result["ok"] is True and "a.txt" in result["preview"]
+    assert isinstance(result["duration"], float) and result["duration"] < 30  # seconds taken
     done = events[-1].data
     assert done["text"] == "There is one file: a.txt"
     assert "".join(e.data["text"] for e in events if e.event == "token") == done["text"]

@@ -162,7 +162,8 @@ def test_run_now_records_a_shell_run_with_its_output(live, http):
     run = response.json()
     assert (run["object"], run["task_id"], run["status"]) == ("task.run", task["id"], "ok")
     assert run["exit_code"] == 0 and run["output"].strip() == "hi" and run["error"] is None
-    assert run["started_at"] <= run["ended_at"] and run["duration"] >= 0
+    assert run["started_at"] <= run["ended_at"] < run["started_at"] + 30
+    assert run["duration"] == run["ended_at"] - run["started_at"]
 
     failing = add(http, name="fails", command="echo oops; exit 3")
     bad = http.post(f"/v1/tasks/{failing['id']}/run").json()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from tests.fakes.scripted_server import Reply
@@ -117,11 +118,29 @@ def test_events_of_an_idle_session_end_at_once(http):
 
 
 def test_many_sessions_run_at_once(live, http, scripted_server):
-    scripted_server.on(lambda request: True, slow(0.1))
+    # The model holds every answer until the test lets go, so no turn can end early, and the
+    # six requests it holds at once show six turns running side by side, on any machine.
+    lock = threading.Lock()
+    waiting = []
+    all_in, release = threading.Event(), threading.Event()
+
+    def held(request):
+        with lock:
+            waiting.append(request)
+            if len(waiting) == 6:
+                all_in.set()
+        release.wait(timeout=30)
+        return Reply(text=SLOW_TEXT, chunk_chars=4)
+
+    scripted_server.on(lambda request: True, held)
     sids = [new_session(http) for _ in range(6)]
-    for sid in sids:
-        send(http, sid, "go", until=lambda e: e.event == "start")
-    assert live.app.state.tea.turns.running_count() == 6
+    try:
+        for sid in sids:
+            send(http, sid, "go", until=lambda e: e.event == "start")
+        assert all_in.wait(timeout=30), f"{len(waiting)} of 6 requests reached the model"
+        assert live.app.state.tea.turns.running_count() == 6
+    finally:
+        release.set()
     for sid in sids:
         _, events = read_events(http, "GET", f"/v1/sessions/{sid}/events")
         assert events[-1].event == "done" and events[-1].data["text"] == SLOW_TEXT

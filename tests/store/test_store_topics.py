@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tea_agent_mini.store import Store, topic_scope
@@ -16,7 +18,7 @@ def store(tmp_path):
 
 def test_create_and_get(store):
     topic = store.topics.create("First", profile="coder")
-    assert len(topic.id) == 32 and int(topic.id, 16) >= 0
+    assert re.fullmatch("[0-9a-f]{32}", topic.id)
     assert topic.created_at == topic.updated_at > 0
     assert store.topics.get(topic.id) == topic
 

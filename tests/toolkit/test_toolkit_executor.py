@@ -4,6 +4,7 @@ import asyncio
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,24 @@ def test_successful_call(ctx):
     result = run(executor.run(call("echo", {"text": "ab", "times": 2})))
     assert result.ok and result.output == "abab"
     assert result.call_id == "c1" and result.name == "echo"
-    assert result.duration >= 0 and not result.truncated
+    assert not result.truncated
+
+
+def test_duration_is_the_time_the_call_took(ctx):
+    @tool("nap", "Sleep a little.", OBJECT)
+    def nap(ctx):
+        time.sleep(0.05)
+        return "rested"
+
+    @tool("nap_and_fail", "Sleep a little, then fail.", OBJECT)
+    def nap_and_fail(ctx):
+        time.sleep(0.05)
+        raise ToolError("tired")
+
+    executor = ToolExecutor(make_toolkit(nap, nap_and_fail), ctx)
+    for name, ok in (("nap", True), ("nap_and_fail", False)):
+        result = run(executor.run(call(name)))
+        assert result.ok is ok and 0.04 <= result.duration < 30  # seconds, monotonic
 
 
 def test_dict_output_is_json_with_unicode_kept(ctx):
@@ -223,22 +241,56 @@ def test_safe_calls_run_in_parallel_and_keep_their_order(ctx):
     assert [r.call_id for r in results] == ["id0", "id1", "id2"]
 
 
+class WatchedPool(ThreadPoolExecutor):
+    """An event loop's default executor (``asyncio.to_thread`` runs tools there) that counts
+    the jobs handed to it and not finished yet."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=8)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def install(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.loop.set_default_executor(self)
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self.lock:
+            self.in_flight += 1
+        future = super().submit(fn, *args, **kwargs)
+        # runs in the worker as the job ends, before the event loop hears of it
+        future.add_done_callback(lambda _: self._done())
+        return future
+
+    def _done(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def settle(self) -> None:
+        """From a worker: let the event loop run everything it has ready."""
+
+        async def spin() -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+
+        assert self.loop is not None
+        asyncio.run_coroutine_threadsafe(spin(), self.loop).result(timeout=10)
+
+
 def test_unsafe_calls_run_one_at_a_time_in_order(ctx):
-    lock = threading.Lock()
-    running = []
+    # Each unsafe call, while it runs, lets the event loop run all it has ready, then counts
+    # the jobs handed to worker threads and not finished. An executor that ran these calls
+    # together would have handed over the next one by then, however slow the machine: nothing
+    # here waits for time to pass.
+    pool = WatchedPool()
     log = []
 
     def body(name):
-        with lock:
-            running.append(name)
-        # give a wrongly parallel call the chance to show up while this one runs
-        deadline = time.monotonic() + 0.2
-        while time.monotonic() < deadline and len(running) == 1:
-            time.sleep(0.01)
-        overlap = len(running)
-        log.append(name)
-        with lock:
-            running.remove(name)
+        pool.settle()
+        with pool.lock:
+            overlap = pool.in_flight
+            log.append(name)
         return f"{name} saw {overlap}"
 
     @tool("first", "d", OBJECT, mutates=True)
@@ -251,7 +303,12 @@ def test_unsafe_calls_run_one_at_a_time_in_order(ctx):
 
     executor = ToolExecutor(make_toolkit(first, second, echo), ctx)
     calls = [call("first"), call("echo", {"text": "e"}), call("second"), call("first")]
-    results = run(executor.run_many(calls))
+
+    async def scenario():
+        pool.install()
+        return await executor.run_many(calls)
+
+    results = run(scenario())
     assert [r.output for r in results] == ["first saw 1", "e", "second saw 1", "first saw 1"]
     assert log == ["first", "second", "first"]
 

@@ -242,7 +242,7 @@ def test_self_report(runtime, ctx):
     assert report["database"] == str(runtime.config.db_path) and report["database_bytes"] > 0
     assert report["tools"] == len(runtime.toolkit.tools)
     if sys.platform.startswith("linux"):
-        assert report["rss_mib"] > 0 and report["uptime_seconds"] >= 0
+        assert report["rss_mib"] > 0 and report["uptime_seconds"] > 0  # pytest took that long
     assert report["peak_rss_mib"] > 0
 
 
