@@ -11,9 +11,11 @@ from .results import Check
 from .source_checks import SKILLS_DIR, STATIC_DIR, SourcePlan, console_scripts, requirement_name
 
 # Issue 3 asked for 250 KB before the web UI, MCP, PDF export, scheduler and 57 tools were in;
-# the whole product packs to ~530 KB. The budget keeps it below the reference's 687 KB wheel and
-# catches growth; lowering it means dropping features from the mini build (see the closing note).
-WHEEL_BUDGET_BYTES = 600_000
+# the whole product packed to ~530 KB, then ~636 KB once the request budget (issue 11) and the
+# hardening of issue 12 (deny-list, sandbox, git and fetch guards, redaction, orphan reaping)
+# were in. The budget keeps it below the reference's 687 KB wheel and catches growth; lowering it
+# means dropping features from the mini build.
+WHEEL_BUDGET_BYTES = 680_000
 NATIVE_SUFFIXES = (".so", ".pyd", ".dll", ".dylib", ".pyc", ".pyo")
 
 
