@@ -9,6 +9,7 @@ from teaeval.usage import (
     StreamTap,
     TokenCounts,
     body_counts,
+    body_reply,
     estimate_prompt_tokens,
     read_counts,
     reply_fragments,
@@ -112,3 +113,10 @@ def test_the_tap_keeps_what_the_reply_said_text_and_tool_call_pieces():
     assert reply_fragments(tool_chunk) == ["toolkit_file", "{}"]
     assert reply_fragments({"usage": {"prompt_tokens": 3}}) == []
     assert reply_fragments({"choices": [{"delta": {"content": None}}]}) == []
+
+
+def test_a_json_answer_keeps_its_text_or_its_calls():
+    assert body_reply(b'{"choices":[{"message":{"content":"hi"}}]}') == "hi"
+    called = body_reply(b'{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c"}]}}]}')
+    assert called == '[{"id": "c"}]'
+    assert body_reply(b"<html>bad gateway</html>") == ""

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from .usage import StreamTap, TokenCounts, body_counts
+from .usage import StreamTap, TokenCounts, body_counts, body_reply
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +212,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
         data = response.read()
         if response.status == 200:
             exchange.tokens = body_counts(data)
+            exchange.reply = body_reply(data)
         self._start_response(response)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

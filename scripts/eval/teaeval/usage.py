@@ -108,6 +108,18 @@ def reply_fragments(chunk: Any) -> list[str]:
     return pieces
 
 
+def body_reply(data: bytes) -> str:
+    """What a non-streamed response said: its text, or its tool calls as JSON."""
+    try:
+        message = json.loads(data.decode("utf-8"))["choices"][0]["message"]
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError):
+        return ""
+    if not isinstance(message, dict):
+        return ""
+    calls = message.get("tool_calls")
+    return str(message.get("content") or "") + (json.dumps(calls) if calls else "")
+
+
 def body_counts(data: bytes) -> TokenCounts:
     """The token counts of a non-streamed JSON response (empty when it is not JSON)."""
     try:
