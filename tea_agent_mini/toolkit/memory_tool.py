@@ -78,6 +78,7 @@ PARAMETERS = {
     "(forget) or protect (pin) one. Every memory shows as #id [PRIORITY category] text.",
     PARAMETERS,
     concurrency_safe=False,
+    keywords="remember recall forget memorize memorise",
 )
 def toolkit_memory(
     ctx: ToolContext,

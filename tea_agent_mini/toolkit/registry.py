@@ -55,6 +55,9 @@ class ToolSpec:
     # When set, only calls whose ``action`` argument is listed here count as mutating (a tool
     # like toolkit_file both reads and writes; reading must work in read-only mode).
     mutating_actions: frozenset[str] | None = None
+    # Words a request uses for this tool without naming it ("remember" for the memory tool):
+    # they count as much as the tool's name when tools are chosen for a message.
+    keywords: str = ""
 
     def mutates_with(self, arguments: dict[str, Any]) -> bool:
         """Whether this particular call writes files or runs commands."""
@@ -93,6 +96,7 @@ def tool(
     concurrency_safe: bool = False,
     mutates: bool = False,
     mutating_actions: Iterable[str] | None = None,
+    keywords: str = "",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark ``func(ctx, **arguments)`` as a tool; the function is returned unchanged."""
     _check_spec(name, parameters)
@@ -109,6 +113,7 @@ def tool(
             mutates=mutates,
             module=func.__module__,
             mutating_actions=actions,
+            keywords=keywords,
         )
         return func
 

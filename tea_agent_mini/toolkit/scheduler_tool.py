@@ -91,6 +91,7 @@ PARAMETERS = {
     PARAMETERS,
     mutates=True,
     mutating_actions=MUTATING,
+    keywords="schedule every daily nightly weekly hourly cron remind",
 )
 def toolkit_scheduler(
     ctx: ToolContext,

@@ -117,6 +117,7 @@ def _weighted_terms(spec: ToolSpec) -> dict[str, float]:
             for value in schema.get("enum", ()):
                 add(str(value).replace("_", " "), _PARAM_WEIGHT * 2)
     add(re.sub(r"^toolkit_|^mcp_", "", spec.name).replace("_", " "), _NAME_WEIGHT)
+    add(spec.keywords, _NAME_WEIGHT)
     return weights
 
 

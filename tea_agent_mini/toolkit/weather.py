@@ -102,6 +102,7 @@ PARAMETERS = {
     PARAMETERS,
     requires=("httpx",),
     concurrency_safe=True,
+    keywords="weather forecast rain snow temperature",
 )
 def toolkit_weather_my(
     ctx: ToolContext,

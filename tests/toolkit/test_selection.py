@@ -56,6 +56,10 @@ def test_compact_schemas_keep_what_a_call_needs(toolkit):
         ("schedule a task every day at 9 to back up the db", "toolkit_scheduler"),
         ("run the tests", "toolkit_run_tests"),
         ("export this chat as a PDF", "toolkit_export_last_pdf"),
+        # keywords: words a request uses for a tool without naming it
+        ("Remember that my favourite colour is turquoise.", "toolkit_memory"),
+        ("Will it rain in Paris tomorrow?", "toolkit_weather_my"),
+        ("remind me to water the plants daily at 9", "toolkit_scheduler"),
     ],
 )
 def test_messages_find_their_tools(toolkit, message, expected):
