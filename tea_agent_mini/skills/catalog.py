@@ -10,6 +10,7 @@ from tea_agent_mini.skills.loader import Skill
 
 TOOL_NAME = "toolkit_skills"
 MAX_PROMPT_DESCRIPTION = 400
+NAMED_BODY_CHARS = 2000  # a skill the message names joins the context whole up to this size
 # A skill joins a turn's context only on a clear match: two or more words of the message in its
 # name, triggers, tags or description ("door code" is not about code review).
 MIN_RELEVANT_SCORE = 5.0
@@ -38,6 +39,8 @@ def relevant_skills_section(
     does. Part of a turn's context block: listing every skill on every request costs tokens
     whether or not one fits."""
     named = named_skills(skills, query)[:limit]
+    if len(named) == 1 and len(named[0].body) <= NAMED_BODY_CHARS:
+        return named_skill_section(named[0])
     if named:  # "following the release-notes skill": that one, not every skill about writing
         chosen = named
     else:
@@ -55,11 +58,26 @@ def relevant_skills_section(
     return "\n".join(lines)
 
 
+def named_skill_section(skill: Skill) -> str:
+    """The instructions of the one skill the message asks for, in full: loading it would cost a
+    round trip, and a small model often does something else instead."""
+    extra = f" Its other files: {', '.join(skill.files)}." if skill.files else ""
+    return (
+        f"The user asked for the skill {skill.name}. Follow its instructions, one tool call at a "
+        f"time:{extra}\n{skill.body.strip()}"
+    )
+
+
 def named_skills(skills: Iterable[Skill], text: str) -> list[Skill]:
-    """The skills whose name ``text`` spells out ("release-notes", or "release notes")."""
+    """The skills whose name ``text`` spells out ("release-notes", or "release notes"). A
+    one-word name counts only beside the word "skill": "cut a release" is not a request for
+    the skill named release."""
     lowered = text.lower()
+    says_skill = re.search(r"\bskills?\b", lowered) is not None
     named = []
     for skill in skills:
+        if "-" not in skill.name and not says_skill:
+            continue
         spellings = {skill.name.lower(), skill.name.lower().replace("-", " ")}
         if any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", lowered) for s in spellings):
             named.append(skill)

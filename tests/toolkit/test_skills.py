@@ -369,14 +369,25 @@ def test_extra_files_of_bundled_skills_are_listed_through_resources():
 def test_a_skill_the_message_names_is_the_one_offered(home):
     for name, description in (
         ("release-notes", "How to write the release notes of this project."),
-        ("write-a-skill", "Write a new skill: a SKILL.md pack, from a procedure that worked."),
+        ("write-a-skill", "Write a new skill (a SKILL.md pack) from a procedure that worked."),
     ):
         write_skill(
             home / "skills", name, f"---\nname: {name}\ndescription: {description}\n---\nSteps.\n"
         )
     skills = load_skills(home, None, bundled=False).skills.values()
     message = "Write the release notes for this project, following the release-notes skill."
-    lines = relevant_skills_section(skills, message, 3).splitlines()
-    assert [line.split(":")[0] for line in lines[1:]] == ["- release-notes"]
+    section = relevant_skills_section(skills, message, 3)
+    assert section.startswith("The user asked for the skill release-notes. Follow its")
+    assert section.endswith("\nSteps.") and "write-a-skill" not in section
     spaced = relevant_skills_section(skills, "use the release notes skill", 3)
-    assert "- release-notes:" in spaced and "write-a-skill" not in spaced
+    assert spaced == section
+    both = relevant_skills_section(skills, "release-notes or write-a-skill?", 3).splitlines()
+    assert [line.split(":")[0] for line in both[1:]] == ["- release-notes", "- write-a-skill"]
+
+
+def test_a_named_skill_too_long_to_include_is_listed_to_load(home):
+    body = "Step.\n" * 400
+    write_skill(home / "skills", "big-one", f"---\nname: big-one\ndescription: Big.\n---\n{body}")
+    skills = load_skills(home, None, bundled=False).skills.values()
+    lines = relevant_skills_section(skills, "follow the big-one skill", 3).splitlines()
+    assert lines[0].startswith("Skills that may fit") and lines[1] == "- big-one: Big."
