@@ -250,9 +250,10 @@ def _yaml_problem(exc: Exception) -> str:
     if problem:
         text += f": {problem}"
     context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-    if context:
-        where = f", from line {context_mark.line + 1}, column {context_mark.column + 1}"
-        text += f" ({context}{where if context_mark is not None else ''})"
+    if context and context_mark is not None:
+        text += f" ({context}, from line {context_mark.line + 1}, column {context_mark.column + 1})"
+    elif context:
+        text += f" ({context})"
     return text
 
 
