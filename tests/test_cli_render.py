@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import random
+import select
+import subprocess
+import sys
 
 import pytest
 
@@ -12,6 +16,8 @@ from tea_agent_mini.cli.markdown import BOLD, CODE, DIM, HEADING, RESET, Markdow
 from tea_agent_mini.cli.render import TerminalPrinter
 from tea_agent_mini.cli.status import ERASE, FRAMES, StatusLine
 from tea_agent_mini.types import Done, TextDelta, ToolCallStart, ToolResult
+from tests.fakes.scripted_server import Reply, ToolCallSpec
+from tests.test_cli import cli, cli_env
 
 ANSWER = """# Plan
 Run `make` and check **all** tests.
@@ -138,3 +144,48 @@ def test_the_printer_moves_the_status_with_the_turn():
     assert labels[0] == "thinking" and "running" in labels and labels[-1] == "thinking"
     assert out.getvalue() == "All done.\n"
     assert shown.endswith(ERASE)  # gone when the answer starts, and at the end
+
+
+def run_on_a_terminal(*args: str) -> str:
+    """What ``tea-agent-mini run`` writes to a terminal (stdout and stderr on one pty)."""
+    pty = pytest.importorskip("pty")
+    leader, follower = pty.openpty()
+    env = {**cli_env(), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tea_agent_mini", "run", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the pty is closed once the process ends
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        process.wait(timeout=60)
+        os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_run_on_a_terminal_renders_markdown_with_a_status_line(model_config, scripted_server):
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_gettime", {})], delay=0.3),
+        Reply(text="# Time\nIt is **late**.", delay=0.05),
+    )
+    shown = run_on_a_terminal("what time is it?")
+    assert f"{HEADING}Time{RESET}" in shown and f"It is {BOLD}late{RESET}." in shown
+    assert "thinking" in shown and "→ toolkit_gettime" in shown
+    piped = cli("run", "again")  # the default echo reply: no escapes, no status
+    assert "\x1b[" not in piped.stdout + piped.stderr and "thinking" not in piped.stderr
