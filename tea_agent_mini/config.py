@@ -148,8 +148,8 @@ class Config:
             )
         if not self.main_model.api_url:
             raise ConfigError(
-                f"{where}: main_model.api_url is not set; expected a base URL such as "
-                "http://127.0.0.1:8080/v1 (or set OPENAI_BASE_URL)"
+                f"{where}: main_model.api_url is not set; expected the model server's base URL "
+                "such as http://127.0.0.1:11434/v1 (Ollama) (or set OPENAI_BASE_URL)"
             )
         if not self.main_model.api_url.startswith(("http://", "https://")):
             raise ConfigError(
