@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config_values import coerce
 from .errors import ConfigError
 from .redact import MASK, mask_secret, mask_url
 
@@ -313,52 +313,11 @@ def _build_section(cls: type, value: Any, key: str, problems: list[str]) -> Any:
             problems.append(f"unknown key {key}.{raw_name}; expected one of {expected}")
             continue
         try:
-            kwargs[name] = _coerce(item, hints[name], f"{key}.{raw_name}")
+            secret = raw_name in SECRET_FIELDS
+            kwargs[name] = coerce(item, hints[name], f"{key}.{raw_name}", secret=secret)
         except ConfigError as exc:
             problems.append(str(exc))
     return cls(**kwargs)
-
-
-def _coerce(value: Any, hint: Any, label: str) -> Any:
-    """Check one YAML value against a field's type hint (None means 'use the default')."""
-    options = typing.get_args(hint) if _is_union(hint) else (hint,)
-    if value is None:
-        if type(None) in options:
-            return None
-        return _default_for(options[0])
-    for option in options:
-        origin = typing.get_origin(option) or option
-        if origin is bool and isinstance(value, bool):
-            return value
-        if origin is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if origin is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            return str(value)
-        if origin is list and isinstance(value, list):
-            return [str(v) for v in value]
-        if origin is dict and isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
-    expected = " or ".join(_type_name(o) for o in options if o is not type(None))
-    shown = "a secret" if label.rsplit(".", 1)[-1] in SECRET_FIELDS else repr(value)
-    raise ConfigError(f"{label}: expected {expected}, got {type(value).__name__} {shown}")
-
-
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) is typing.Union or isinstance(hint, types.UnionType)
-
-
-def _default_for(hint: Any) -> Any:
-    origin = typing.get_origin(hint) or hint
-    return {str: "", int: 0, float: 0.0, bool: False, list: [], dict: {}}.get(origin)
-
-
-def _type_name(hint: Any) -> str:
-    origin = typing.get_origin(hint) or hint
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
-    names.update({list: "a list", dict: "a mapping"})
-    return names.get(origin, str(hint))
 
 
 def apply_env(config: Config, env: Mapping[str, str]) -> None:
