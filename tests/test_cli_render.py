@@ -66,6 +66,13 @@ def test_markdown_closes_styles_left_open_at_the_end_of_a_line():
     assert render(["a **b\nc"]) == f"a {BOLD}b{RESET}\nc"
 
 
+def test_a_code_block_left_open_ends_with_the_answer():
+    markdown = MarkdownStream()
+    assert markdown.feed("```\nx = 1\n") == f"{DIM}```{RESET}\n{CODE}x = 1{RESET}\n"
+    markdown.close()
+    assert markdown.feed("**next** answer\n") == f"{BOLD}next{RESET} answer\n"
+
+
 def test_markdown_passes_plain_text_on_at_once():
     markdown = MarkdownStream()
     assert markdown.feed("Hello, wor") == "Hello, wor"  # no waiting for the end of the line

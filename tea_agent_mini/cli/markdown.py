@@ -36,11 +36,14 @@ class MarkdownStream:
         return "".join(self._feed_line(line) for line in _LINES.findall(text))
 
     def close(self) -> str:
-        """The end of the answer: whatever is still held."""
-        if not self._started and not self._held:
-            return ""
-        out = self._continue("", final=True) if self._started else self._begin(final=True)
-        return out + self._end_line()
+        """The end of the answer (or of its text before a tool call): whatever is still held.
+        A code block the model left open ends here too."""
+        out = ""
+        if self._started or self._held:
+            out = self._continue("", final=True) if self._started else self._begin(final=True)
+            out += self._end_line()
+        self._in_code = False
+        return out
 
     def _feed_line(self, piece: str) -> str:
         ends = piece.endswith("\n")
