@@ -224,7 +224,8 @@ def captured_warnings() -> Iterator[list[str]]:
     printers = list(root.handlers)
     collect = Collect(logging.WARNING)
     for handler in printers:
-        collect.filters.extend(f for f in handler.filters if f not in collect.filters)
+        for existing in handler.filters:
+            collect.addFilter(existing)
         handler.addFilter(below_warning)
     root.addHandler(collect)
     try:
