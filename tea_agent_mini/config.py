@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config_values import coerce
 from .errors import ConfigError
 from .redact import MASK, mask_secret, mask_url
 
@@ -148,8 +148,8 @@ class Config:
             )
         if not self.main_model.api_url:
             raise ConfigError(
-                f"{where}: main_model.api_url is not set; expected a base URL such as "
-                "http://127.0.0.1:8080/v1 (or set OPENAI_BASE_URL)"
+                f"{where}: main_model.api_url is not set; expected the model server's base URL "
+                "such as http://127.0.0.1:11434/v1 (Ollama) (or set OPENAI_BASE_URL)"
             )
         if not self.main_model.api_url.startswith(("http://", "https://")):
             raise ConfigError(
@@ -197,7 +197,12 @@ def load_config(
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Config:
-    """Read the profile's YAML (if present), validate it, then apply environment fallbacks."""
+    """Read the profile's YAML (if present), validate it, then apply environment fallbacks.
+
+    Raises:
+        ConfigError: the profile is missing or unreadable, or its values are wrong (every
+            problem of the file in one error).
+    """
     env = os.environ if env is None else env
     home = home_dir(env) if home is None else home
     name = profile or env.get("TEA_AGENT_PROFILE", "") or DEFAULT_PROFILE
@@ -210,10 +215,13 @@ def load_config(
     elif name != DEFAULT_PROFILE:
         known = ", ".join(list_profiles(home)) or "none"
         raise ConfigError(f"profile {name!r} not found: no {path} (profiles: {known})")
-    config = config_from_dict(data, where=str(path))
+    config, problems = _parse(data)
     config.profile, config.source, config.home = name, source, home
     apply_env(config, env)
-    normalise(config)
+    _normalise_urls(config)
+    problems += value_problems(config)
+    if problems:
+        raise ConfigError(_report(str(path), problems))
     return config
 
 
@@ -226,9 +234,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: invalid YAML{line}") from exc
+        raise ConfigError(f"{path}: invalid YAML{_yaml_problem(exc)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -236,34 +242,66 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """`` at line L, column C: reason (while …, from line L2, column C2)`` as far as known."""
+    mark = getattr(exc, "problem_mark", None)
+    text = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None)
+    if problem:
+        text += f": {problem}"
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        text += f" ({context}, from line {context_mark.line + 1}, column {context_mark.column + 1})"
+    elif context:
+        text += f" ({context})"
+    return text
+
+
 def config_from_dict(data: Mapping[str, Any], *, where: str = "config") -> Config:
-    """Build a validated Config from parsed YAML; errors name the file, key and expectation."""
-    config = Config()
-    for raw_key, value in data.items():
-        key = ALIASES.get(str(raw_key), str(raw_key))
-        if key == "mcp_servers":
-            config.mcp_servers = _check_mapping(value, where, key)
-        elif key in SECTIONS:
-            section = _build_section(SECTIONS[key], value, where, key)
-            setattr(config, key, section)
-        else:
-            known = ", ".join([*SECTIONS, "mcp_servers"])
-            raise ConfigError(
-                f"{where}: unknown top-level key {raw_key!r}; expected one of {known}"
-            )
+    """Build a Config from parsed YAML, checking keys and types (values: see :func:`normalise`).
+
+    Raises:
+        ConfigError: naming ``where`` and, for every wrong key, the key and what was expected.
+    """
+    config, problems = _parse(data)
+    if problems:
+        raise ConfigError(_report(where, problems))
     return config
 
 
-def _check_mapping(value: Any, where: str, key: str) -> dict[str, Any]:
+def _report(where: str, problems: list[str]) -> str:
+    if len(problems) == 1:
+        return f"{where}: {problems[0]}"
+    return f"{where}: {len(problems)} problems:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+def _parse(data: Mapping[str, Any]) -> tuple[Config, list[str]]:
+    """The Config, with defaults where a value is wrong, and every problem found."""
+    config = Config()
+    problems: list[str] = []
+    for raw_key, value in data.items():
+        key = ALIASES.get(str(raw_key), str(raw_key))
+        if key == "mcp_servers":
+            config.mcp_servers = _check_mapping(value, key, problems)
+        elif key in SECTIONS:
+            setattr(config, key, _build_section(SECTIONS[key], value, key, problems))
+        else:
+            known = ", ".join([*SECTIONS, "mcp_servers"])
+            problems.append(f"unknown top-level key {raw_key!r}; expected one of {known}")
+    return config, problems
+
+
+def _check_mapping(value: Any, key: str, problems: list[str]) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: {key} must be a mapping, got {type(value).__name__}")
+        problems.append(f"{key} must be a mapping, got {type(value).__name__}")
+        return {}
     return dict(value)
 
 
-def _build_section(cls: type, value: Any, where: str, key: str) -> Any:
-    values = _check_mapping(value, where, key)
+def _build_section(cls: type, value: Any, key: str, problems: list[str]) -> Any:
+    values = _check_mapping(value, key, problems)
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     renames = SECTION_ALIASES.get(key, {})
@@ -271,53 +309,15 @@ def _build_section(cls: type, value: Any, where: str, key: str) -> Any:
     for raw_name, item in values.items():
         name = renames.get(raw_name, raw_name)
         if name not in names:
-            raise ConfigError(
-                f"{where}: unknown key {key}.{raw_name}; expected one of {', '.join(sorted(names))}"
-            )
-        kwargs[name] = _coerce(item, hints[name], f"{where}: {key}.{raw_name}")
+            expected = ", ".join(sorted(names))
+            problems.append(f"unknown key {key}.{raw_name}; expected one of {expected}")
+            continue
+        try:
+            secret = raw_name in SECRET_FIELDS
+            kwargs[name] = coerce(item, hints[name], f"{key}.{raw_name}", secret=secret)
+        except ConfigError as exc:
+            problems.append(str(exc))
     return cls(**kwargs)
-
-
-def _coerce(value: Any, hint: Any, label: str) -> Any:
-    """Check one YAML value against a field's type hint (None means 'use the default')."""
-    options = typing.get_args(hint) if _is_union(hint) else (hint,)
-    if value is None:
-        if type(None) in options:
-            return None
-        return _default_for(options[0])
-    for option in options:
-        origin = typing.get_origin(option) or option
-        if origin is bool and isinstance(value, bool):
-            return value
-        if origin is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if origin is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            return str(value)
-        if origin is list and isinstance(value, list):
-            return [str(v) for v in value]
-        if origin is dict and isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
-    expected = " or ".join(_type_name(o) for o in options if o is not type(None))
-    shown = "a secret" if label.rsplit(".", 1)[-1] in SECRET_FIELDS else repr(value)
-    raise ConfigError(f"{label}: expected {expected}, got {type(value).__name__} {shown}")
-
-
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) is typing.Union or isinstance(hint, types.UnionType)
-
-
-def _default_for(hint: Any) -> Any:
-    origin = typing.get_origin(hint) or hint
-    return {str: "", int: 0, float: 0.0, bool: False, list: [], dict: {}}.get(origin)
-
-
-def _type_name(hint: Any) -> str:
-    origin = typing.get_origin(hint) or hint
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
-    names.update({list: "a list", dict: "a mapping"})
-    return names.get(origin, str(hint))
 
 
 def apply_env(config: Config, env: Mapping[str, str]) -> None:
@@ -332,32 +332,45 @@ def apply_env(config: Config, env: Mapping[str, str]) -> None:
 
 
 def normalise(config: Config) -> None:
-    where = str(config.source or config.home / "config.yaml")
+    """Tidy the model URLs and check the values whose type alone does not make them valid.
+
+    Raises:
+        ConfigError: every value that is out of range, in one error.
+    """
+    _normalise_urls(config)
+    problems = value_problems(config)
+    if problems:
+        raise ConfigError(_report(str(config.source or config.home / "config.yaml"), problems))
+
+
+def _normalise_urls(config: Config) -> None:
     for model in (config.main_model, config.cheap_model):
         url = model.api_url.strip().rstrip("/")
         for suffix in ("/chat/completions", "/completions"):
             if url.endswith(suffix):
                 url = url[: -len(suffix)]
         model.api_url = url
-    if config.agent.approval not in APPROVAL_MODES:
-        raise ConfigError(
-            f"{where}: agent.approval: expected one of {', '.join(APPROVAL_MODES)}, "
-            f"got {config.agent.approval!r}"
+
+
+def value_problems(config: Config) -> list[str]:
+    """What is wrong with values of the right type (an unknown mode, a port out of range)."""
+    agent = config.agent
+    problems = [
+        f"agent.{key}: expected one of {', '.join(allowed)}, got {value!r}"
+        for key, value, allowed in (
+            ("approval", agent.approval, APPROVAL_MODES),
+            ("prompt", agent.prompt, PROMPT_PROFILES),
+            ("sandbox", agent.sandbox, SANDBOX_MODES),
         )
-    if config.agent.prompt not in PROMPT_PROFILES:
-        raise ConfigError(
-            f"{where}: agent.prompt: expected one of {', '.join(PROMPT_PROFILES)}, "
-            f"got {config.agent.prompt!r}"
+        if value not in allowed
+    ]
+    if agent.max_iterations < 1:
+        problems.append(
+            f"agent.max_iterations: expected a positive integer, got {agent.max_iterations}"
         )
-    if config.agent.sandbox not in SANDBOX_MODES:
-        raise ConfigError(
-            f"{where}: agent.sandbox: expected one of {', '.join(SANDBOX_MODES)}, "
-            f"got {config.agent.sandbox!r}"
-        )
-    if config.agent.max_iterations < 1:
-        raise ConfigError(f"{where}: agent.max_iterations: expected a positive integer")
     if not 0 < config.server.port < 65536:
-        raise ConfigError(f"{where}: server.port: expected 1-65535, got {config.server.port}")
+        problems.append(f"server.port: expected 1-65535, got {config.server.port}")
+    return problems
 
 
 def config_to_dict(config: Config, *, mask: bool = True) -> dict[str, Any]:

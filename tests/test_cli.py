@@ -18,14 +18,17 @@ from tests.fakes.scripted_server import Reply, ToolCallSpec
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cli_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
+
+
 def cli(*args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 60):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
     return subprocess.run(
         [sys.executable, "-m", "tea_agent_mini", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(),
         cwd=cwd,
         timeout=timeout,
     )

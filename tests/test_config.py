@@ -107,6 +107,57 @@ def test_invalid_yaml_is_one_clear_error(tea_home: Path):
         load_config()
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "agent:\n  approval: ask\n   workspace: x\n",
+            "invalid YAML at line 3, column 13: mapping values are not allowed here",
+        ),
+        (
+            'main_model:\n  model_name: "qwen\n',
+            "invalid YAML at line 3, column 1: found unexpected end of stream "
+            "(while scanning a quoted scalar, from line 2, column 15)",
+        ),
+    ],
+)
+def test_yaml_errors_give_line_column_and_reason(tea_home: Path, text, expected):
+    (tea_home / "config.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert str(info.value) == f"{tea_home / 'config.yaml'}: {expected}"
+
+
+def test_every_problem_is_reported_at_once(write_config):
+    path = write_config(
+        {
+            "main_model": {"model_name": "m", "max_retries": "three", "temprature": 0.2},
+            "agent": {"approval": "sometimes", "max_iterations": 0},
+            "server": {"port": 70000},
+            "extra": {},
+        }
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"{path}: 6 problems:"
+    assert lines[1:] == [  # in the file's order (safe_dump sorts the keys), then the values
+        "  unknown top-level key 'extra'; expected one of "
+        "main_model, cheap_model, embedding, agent, server, mcp_servers",
+        "  main_model.max_retries: expected an integer, got str 'three'",
+        "  unknown key main_model.temprature; expected one of " + MODEL_KEYS,
+        "  agent.approval: expected one of auto, ask, never, got 'sometimes'",
+        "  agent.max_iterations: expected a positive integer, got 0",
+        "  server.port: expected 1-65535, got 70000",
+    ]
+
+
+MODEL_KEYS = (
+    "api_key, api_url, connect_timeout, extra_headers, max_context_tokens, max_retries, "
+    "max_tokens, model_name, read_timeout, temperature"
+)
+
+
 def test_missing_model_says_how_to_fix(tea_home: Path):
     config = load_config()
     assert config.source is None

@@ -1,4 +1,4 @@
-"""The terminal chat: a REPL over Session.run_turn with /new, /topics, /switch, /exit.
+"""The terminal chat: a REPL over Session.run_turn with /new, /topics, /switch, /history, /exit.
 
 One event loop lives for the whole chat (the HTTP client pool is bound to it); input is read
 between turns. Ctrl-C during a turn cancels that turn only; at the prompt it clears the line.
@@ -9,19 +9,25 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..errors import ConfigError
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter
+from .topics import find_topic, pick_topic, print_history, topic_line
+
+if TYPE_CHECKING:
+    from ..agent.session import Session
 
 HELP = """commands:
-  /new          start a new topic
-  /topics       list recent topics
-  /switch ID    continue another topic
-  /help         this help
-  /exit         quit (also Ctrl-D)"""
+  /new              start a new topic
+  /topics           list recent topics
+  /switch TOPIC     continue another topic (its id, an id prefix or its title)
+  /history [N]      the last N messages of this topic (default 20)
+  /help             this help
+  /exit             quit (also Ctrl-D)"""
+RESUME_MESSAGES = 6  # shown when a chat continues an earlier topic
 
 
 class ChatRepl:
@@ -29,64 +35,81 @@ class ChatRepl:
         from ..runtime import Runtime
 
         self.runtime = Runtime(config)
-        self.printer = TerminalPrinter(show_reasoning=show_reasoning)
+        self.printer = TerminalPrinter.for_terminal(show_reasoning=show_reasoning)
         self.aloop = asyncio.new_event_loop()
-        self.session = None
+        self._session: Session | None = None
 
-    def run(self, topic_id: str | None = None) -> int:
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("no topic is open")
+        return self._session
+
+    def run(self, topic: str | None = None, *, resume: bool = False) -> int:
         from ..toolkit.orphans import reap_orphans
 
         reap_orphans(self.runtime.config.home)
-        self._open(topic_id)
-        print("tea-agent-mini chat — /help for commands, Ctrl-D to quit", file=sys.stderr)
         try:
-            while True:
-                line = self._read()
-                if line is None:
-                    break
-                line = line.strip()
-                if line.startswith("/"):
-                    if not self._command(line):
-                        break
-                elif line:
-                    self._run_turn(line)
+            self._open(pick_topic(self.runtime.store, topic, resume))
+            print("tea-agent-mini chat — /help for commands, Ctrl-D to quit", file=sys.stderr)
+            self._loop()
         finally:
             self.aloop.run_until_complete(self.runtime.aclose())
             self.aloop.close()
         return 0
 
+    def _loop(self) -> None:
+        while True:
+            line = self._read()
+            if line is None:
+                return
+            line = line.strip()
+            if line.startswith("/"):
+                if not self._command(line):
+                    return
+            elif line:
+                self._run_turn(line)
+
     def _open(self, topic_id: str | None) -> None:
-        self.session = self.runtime.session(
+        status = self.printer.status
+        self._session = self.runtime.session(
             topic_id,
-            approve=terminal_approval(),
-            ask_user=terminal_question(),
-            on_notice=terminal_notice(),
+            approve=terminal_approval(status),
+            ask_user=terminal_question(status),
+            on_notice=terminal_notice(status),
         )
         print(f"topic {self.session.topic_id}", file=sys.stderr)
+        if topic_id is not None:
+            print_history(self.runtime.store, topic_id, RESUME_MESSAGES, sys.stderr)
 
     def _command(self, line: str) -> bool:
         """Handle a /command; returns False when the chat should end."""
         name, _, arg = line.partition(" ")
+        arg = arg.strip()
         if name in ("/exit", "/quit"):
             return False
         if name == "/new":
             self._open(None)
         elif name == "/topics":
             for topic in self.runtime.store.topics.list(limit=20):
-                when = datetime.fromtimestamp(topic.updated_at).strftime("%Y-%m-%d %H:%M")
-                print(f"{topic.id}  {when}  {topic.title or '(untitled)'}")
+                print(topic_line(topic))
         elif name == "/switch":
             try:
-                self._open(arg.strip())
+                self._open(find_topic(self.runtime.store, arg).id)
             except ConfigError as exc:
                 print(f"error: {exc}", file=sys.stderr)
-        else:
+        elif name == "/history":
+            limit = int(arg) if arg.isdigit() else 20
+            print_history(self.runtime.store, self.session.topic_id, limit, sys.stdout)
+        elif name == "/help":
             print(HELP)
+        else:
+            print(f"unknown command {name}\n{HELP}", file=sys.stderr)
         return True
 
     async def _turn(self, text: str) -> None:
-        async for event in self.session.run_turn(text):
-            self.printer(event)
+        async for _event in self.printer.follow(self.session.run_turn(text)):
+            pass
 
     def _run_turn(self, text: str) -> None:
         task = self.aloop.create_task(self._turn(text))

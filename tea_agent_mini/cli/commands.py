@@ -13,8 +13,10 @@ from .._version import __version__
 from ..config import Config, load_config
 from ..redact import config_secrets, guard_logs
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from .mcpwait import report_failures, wait_for_mcp
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter, TurnRecorder
+from .topics import find_topic, last_topic, pick_topic, print_history, topic_line
 
 
 def load(args: argparse.Namespace) -> Config:
@@ -41,9 +43,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load(args)
     config.require_model()
     recorder = TurnRecorder()
-    printer = None if args.json else TerminalPrinter(show_reasoning=args.show_reasoning)
+    printer = None
+    if not args.json:
+        printer = TerminalPrinter.for_terminal(show_reasoning=args.show_reasoning)
     try:
-        asyncio.run(_run_turn(config, prompt, args.topic, recorder, printer))
+        asyncio.run(_run_turn(config, prompt, args, recorder, printer))
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -56,42 +60,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
+async def _run_turn(
+    config: Config,
+    prompt: str,
+    args: argparse.Namespace,
+    recorder: TurnRecorder,
+    printer: TerminalPrinter | None,
+) -> None:
     from ..runtime import Runtime
     from ..toolkit.orphans import reap_orphans
 
     runtime = Runtime(config)
     try:
         await asyncio.to_thread(reap_orphans, config.home)
-        await _wait_for_mcp(runtime)
+        topic_id = pick_topic(runtime.store, args.topic, args.resume)
+        report_failures(await asyncio.to_thread(wait_for_mcp, runtime))
+        status = printer.status if printer is not None else None
         session = runtime.session(
             topic_id,
-            approve=terminal_approval(),
-            ask_user=terminal_question(),
-            on_notice=terminal_notice(),
+            approve=terminal_approval(status),
+            ask_user=terminal_question(status),
+            on_notice=terminal_notice(status),
         )
         recorder.topic_id = session.topic_id
-        async for event in session.run_turn(prompt):
+        events = session.run_turn(prompt)
+        async for event in printer.follow(events) if printer is not None else events:
             recorder(event)
-            if printer is not None:
-                printer(event)
     finally:
         await runtime.aclose()
-
-
-async def _wait_for_mcp(runtime: Any) -> None:
-    """One turn should see the MCP servers' tools from its first request: wait (bounded, and
-    said on stderr) for the configured servers to start."""
-    runtime.toolkit  # noqa: B018 - a cached property: loading it starts the servers
-    manager = runtime.mcp
-    if manager is None:
-        return
-    print("waiting for MCP servers to start...", file=sys.stderr)
-    for status in await asyncio.to_thread(manager.wait_ready, manager.startup_timeout):
-        if status.state != "ready":
-            print(
-                f"MCP server {status.name}: {status.state} {status.error}".rstrip(), file=sys.stderr
-            )
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -99,42 +95,74 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     config = load(args)
     config.require_model()
-    return ChatRepl(config, show_reasoning=args.show_reasoning).run(args.topic)
+    repl = ChatRepl(config, show_reasoning=args.show_reasoning)
+    return repl.run(args.topic, resume=args.resume)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from ..store import Store
+
+    config = load(args)
+    if not config.db_path.exists():
+        print("no conversations yet", file=sys.stderr)
+        return EXIT_FAILED
+    store = Store.open(config.db_path)
+    try:
+        topic = find_topic(store, args.topic) if args.topic else last_topic(store)
+        if topic is None:
+            print("no conversations yet", file=sys.stderr)
+            return EXIT_FAILED
+        print(topic_line(topic))
+        print_history(store, topic.id, args.limit, sys.stdout)
+    finally:
+        store.close()
+    return EXIT_OK
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from ..toolkit.registry import Toolkit
+    """The tools a turn can use: the runtime's toolkit (bundled, the user's own, MCP)."""
+    from ..runtime import Runtime
 
-    toolkit = Toolkit.load()
-    specs = sorted(toolkit.specs(), key=lambda s: s.name)
+    runtime = Runtime(load(args))
+    try:
+        report_failures(wait_for_mcp(runtime))
+        specs = sorted(runtime.toolkit.specs(), key=lambda s: s.name)
+    finally:
+        asyncio.run(runtime.aclose())
     if args.json:
-        data = [
-            {
-                "name": s.name,
-                "description": s.description,
-                "parameters": s.parameters,
-                "mutates": s.mutates,
-                "concurrency_safe": s.concurrency_safe,
-                "requires": list(s.requires),
-            }
-            for s in specs
-        ]
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        for s in specs:
-            flag = "*" if s.mutates else " "
-            first_line = s.description.strip().splitlines()[0] if s.description.strip() else ""
-            print(f"{flag} {s.name:32} {first_line[:90]}")
-        print(f"\n{len(specs)} tools (* changes files or runs commands)")
-    for module, error in toolkit.load_errors.items():
-        print(f"warning: tool module {module} failed to load: {error}", file=sys.stderr)
+        print(json.dumps([_tool_json(s) for s in specs], ensure_ascii=False, indent=2))
+        return EXIT_OK
+    for s in specs:
+        flag = "*" if s.mutates else " "
+        first_line = s.description.strip().splitlines()[0] if s.description.strip() else ""
+        print(f"{flag} {s.name:32} {first_line[:90]}")
+    print(f"\n{len(specs)} tools (* changes files or runs commands)")
     return EXIT_OK
+
+
+def _tool_json(spec: Any) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.parameters,
+        "mutates": spec.mutates,
+        "concurrency_safe": spec.concurrency_safe,
+        "requires": list(spec.requires),
+        "source": _source(spec.module),
+    }
+
+
+def _source(module: str) -> str:
+    """bundled, user (a tool in <home>/tools) or mcp:<server>."""
+    if module.startswith("mcp:"):
+        return module
+    return "bundled" if module.startswith("tea_agent_mini.") else "user"
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
 
-    return EXIT_OK if run_doctor(args.profile) else EXIT_FAILED
+    return EXIT_OK if run_doctor(args.profile, args.workspace, dev=args.dev) else EXIT_FAILED
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -1,16 +1,26 @@
-"""``tea-agent-mini doctor``: is the config valid, the model reachable, the database healthy?"""
+"""``tea-agent-mini doctor``: is the config valid, the model reachable, the database healthy,
+do the MCP servers start? Warnings logged meanwhile become doctor lines too."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import logging
 import shutil
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
 from ..errors import TeaAgentError
 from ..redact import config_secrets, guard_logs, mask_url
+from .mcpwait import wait_for_mcp
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from ..toolkit.registry import Toolkit
 
 
 @dataclass(frozen=True)
@@ -19,17 +29,20 @@ class Check:
     ok: bool
     detail: str
     required: bool = True
+    warning: bool = False  # something logged while checking; never fails the doctor
 
     def line(self) -> str:
         mark = "ok  " if self.ok else ("FAIL" if self.required else "--  ")
-        return f"[{mark}] {self.name}: {self.detail}"
+        return f"[{'warn' if self.warning else mark}] {self.name}: {self.detail}"
 
 
-def check_config(profile: str | None) -> tuple[Check, Config | None]:
+def check_config(profile: str | None, workspace: str | None = None) -> tuple[Check, Config | None]:
     try:
         config = load_config(profile)
     except TeaAgentError as exc:
         return Check("config", False, str(exc)), None
+    if workspace:
+        config.agent = replace(config.agent, workspace=workspace)
     guard_logs(config_secrets(config))
     where = str(config.source) if config.source else "no config file (environment only)"
     try:
@@ -72,23 +85,19 @@ def check_database(config: Config) -> Check:
 
 
 def check_request(
-    config: Config, message: str = "Create hello.py that prints hello world."
+    config: Config, toolkit: Toolkit, message: str = "Create hello.py that prints hello world."
 ) -> Check:
     """The size of a first request for a plain task, against the configured window."""
     from ..agent.prompts import PromptParts, build_system_prompt, profile_for
     from ..context.turn import PROMPT_SHARE
     from ..llm.tokens import estimate_messages_tokens
-    from ..toolkit.registry import Toolkit
     from ..toolkit.selection import ToolMenu
-    from ..toolkit.usertools import sync_user_tools
 
     window = config.main_model.max_context_tokens
     profile = profile_for(config.agent.prompt, window)
     system = build_system_prompt(
         PromptParts(config.workspace, approval=config.agent.approval, profile=profile)
     )
-    toolkit = Toolkit.load()
-    sync_user_tools(toolkit, config.home)
     menu = ToolMenu(toolkit, profile)
     tools = menu.choose(message, [], []).names
     fixed = estimate_messages_tokens([{"role": "system", "content": system}])
@@ -121,13 +130,12 @@ def check_sandbox(config: Config) -> Check:
     return Check("sandbox", confined, detail, required=box.mode == "required")
 
 
-def optional_features() -> list[Check]:
-    programs = {
-        "git": "git tools",
-        "pdftotext": "PDF checks (poppler)",
-        "ruff": "code review / formatting",
-        "chromium": "UI tests",
-    }
+USER_PROGRAMS = {"git": "git tools", "ruff": "code review / formatting"}
+DEV_PROGRAMS = {"pdftotext": "PDF tests (poppler)", "chromium": "web UI tests"}
+
+
+def optional_features(dev: bool = False) -> list[Check]:
+    programs = {**USER_PROGRAMS, **(DEV_PROGRAMS if dev else {})}
     checks = [
         Check(name, shutil.which(name) is not None, purpose, required=False)
         for name, purpose in programs.items()
@@ -148,16 +156,81 @@ def _sqlite_has_fts5() -> bool:
         return False
 
 
-def run_doctor(profile: str | None) -> bool:
-    config_check, config = check_config(profile)
-    checks = [config_check]
-    if config is not None:
-        if config_check.ok:
-            checks.append(check_model(config))
-            checks.append(check_request(config))
-        checks.append(check_database(config))
-        checks.append(check_sandbox(config))
-    checks.extend(optional_features())
+def check_mcp(runtime: Runtime) -> list[Check]:
+    """Start each configured MCP server and list its tools (the servers' tools then join the
+    runtime's toolkit, as they would for a turn)."""
+    statuses = wait_for_mcp(runtime)
+    manager = runtime.mcp
+    checks = [Check("mcp", False, error) for error in manager.config_errors] if manager else []
+    for status in statuses:
+        name = f"mcp {status.name}"
+        if status.state == "ready":
+            tools = ", ".join(status.tools) or "no tools"
+            detail = f"{status.transport} {status.target}: {len(status.tools)} tool(s): {tools}"
+            checks.append(Check(name, True, detail))
+        elif status.state == "stopped" and not status.error:
+            checks.append(Check(name, False, "disabled in the configuration", required=False))
+        else:
+            checks.append(Check(name, False, status.error or f"still {status.state}"))
+    return checks
+
+
+def run_doctor(profile: str | None, workspace: str | None = None, *, dev: bool = False) -> bool:
+    """Print one line per check; True when every required check passed."""
+    with captured_warnings() as logged:
+        checks = _run_checks(profile, workspace)
+        checks.extend(optional_features(dev))
+    shown = [check.detail for check in checks]
+    for message in logged:
+        if not any(detail and detail in message for detail in shown):
+            checks.append(Check("warning", False, message, required=False, warning=True))
     for check in checks:
         print(check.line())
     return all(c.ok for c in checks if c.required)
+
+
+def _run_checks(profile: str | None, workspace: str | None) -> list[Check]:
+    from ..runtime import Runtime
+
+    config_check, config = check_config(profile, workspace)
+    if config is None:
+        return [config_check]
+    runtime = Runtime(config)
+    try:
+        mcp = check_mcp(runtime)
+        checks = [config_check]
+        if config_check.ok:
+            checks += [check_model(config), check_request(config, runtime.toolkit)]
+        return [*checks, check_database(config), check_sandbox(config), *mcp]
+    finally:
+        asyncio.run(runtime.aclose())
+
+
+@contextlib.contextmanager
+def captured_warnings() -> Iterator[list[str]]:
+    """Warnings logged meanwhile, collected (to be shown as doctor lines) instead of printed.
+    The collector sits on the root logger like the printing handlers, so the secrets that
+    ``guard_logs`` masks are masked here too."""
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(self.format(record))
+
+    def below_warning(record: logging.LogRecord) -> bool:
+        return record.levelno < logging.WARNING
+
+    root = logging.getLogger()
+    printers = list(root.handlers)
+    collect = Collect(logging.WARNING)
+    for handler in printers:
+        for existing in handler.filters:
+            collect.addFilter(existing)
+        handler.addFilter(below_warning)
+    root.addHandler(collect)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(collect)
+        for handler in printers:
+            handler.removeFilter(below_warning)

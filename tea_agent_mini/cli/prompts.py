@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from ..types import ApprovalCallback, AskUserCallback, NoticeCallback
+
+if TYPE_CHECKING:
+    from .status import StatusLine
 
 
 def read_line(timeout: float | None = None) -> str | None:
@@ -21,21 +27,27 @@ def read_line(timeout: float | None = None) -> str | None:
     return line.rstrip("\r\n") if line else None
 
 
-def terminal_approval() -> ApprovalCallback | None:
+def _quiet(status: StatusLine | None) -> AbstractContextManager[None]:
+    """The status line kept off the screen while the user reads and types."""
+    return status.held() if status is not None else contextlib.nullcontext()
+
+
+def terminal_approval(status: StatusLine | None = None) -> ApprovalCallback | None:
     """Ask on the terminal before a mutating tool runs. None without a terminal: then the
     executor refuses the call, saying that nobody can be asked."""
     if not sys.stdin.isatty():
         return None
 
     def approve(name: str, arguments: str) -> bool:
-        sys.stderr.write(f"Allow {name}({arguments})? [y/N] ")  # all of it: what will run
-        sys.stderr.flush()
-        return (read_line() or "").strip().lower() in {"y", "yes"}
+        with _quiet(status):
+            sys.stderr.write(f"Allow {name}({arguments})? [y/N] ")  # all of it: what will run
+            sys.stderr.flush()
+            return (read_line() or "").strip().lower() in {"y", "yes"}
 
     return approve
 
 
-def terminal_question() -> AskUserCallback | None:
+def terminal_question(status: StatusLine | None = None) -> AskUserCallback | None:
     """Ask on the terminal; the answer is None (the tool then uses its default) when nothing is
     typed within the tool's timeout. None without a terminal: the tool says nobody can be asked."""
     if not sys.stdin.isatty():
@@ -49,22 +61,24 @@ def terminal_question() -> AskUserCallback | None:
         hint = "a number or your own answer" if choices else "your answer"
         then = f"then {default!r}" if default else "then no answer"
         lines.append(f"  ({hint}; {timeout:g} s, {then})\n> ")
-        sys.stderr.write("\n".join(lines))
-        sys.stderr.flush()
-        answer = read_line(timeout)
-        if answer is None:
-            sys.stderr.write("\n(no answer in time)\n")
+        with _quiet(status):
+            sys.stderr.write("\n".join(lines))
+            sys.stderr.flush()
+            answer = read_line(timeout)
+            if answer is None:
+                sys.stderr.write("\n(no answer in time)\n")
         return answer
 
     return ask
 
 
-def terminal_notice() -> NoticeCallback:
+def terminal_notice(status: StatusLine | None = None) -> NoticeCallback:
     """Show a tool's notice (toolkit_notify without a desktop) on stderr."""
 
     def notice(title: str, message: str, urgency: str) -> None:
         mark = "!" if urgency == "critical" else "*"
-        sys.stderr.write(f"\n{mark} {title}: {message}\n")
-        sys.stderr.flush()
+        with _quiet(status):
+            sys.stderr.write(f"\n{mark} {title}: {message}\n")
+            sys.stderr.flush()
 
     return notice

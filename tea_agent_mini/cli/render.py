@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -17,24 +20,70 @@ from ..types import (
     ToolCallStart,
     ToolResult,
 )
+from .markdown import MarkdownStream
+from .status import StatusLine
 
 PREVIEW_CHARS = 300
 
 
-def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def styled(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal that takes ANSI escapes (and colour is welcome)."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return False
+    return os.environ.get("TERM") != "dumb" and not os.environ.get("NO_COLOR")
+
+
 @dataclass
 class TerminalPrinter:
-    """Streams answer text to ``out`` and tool activity, reasoning and notices to ``err``."""
+    """Streams answer text to ``out`` and tool activity, reasoning and notices to ``err``.
+
+    ``markdown`` renders the answer for a terminal, ``status`` shows what is being waited for;
+    :meth:`for_terminal` turns them on where the streams are terminals."""
 
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
     show_reasoning: bool = False
+    markdown: MarkdownStream | None = None
+    status: StatusLine | None = None
     _at_line_start: bool = True
     _in_reasoning: bool = False
+
+    @classmethod
+    def for_terminal(
+        cls, out: TextIO | None = None, err: TextIO | None = None, *, show_reasoning: bool = False
+    ) -> TerminalPrinter:
+        out = sys.stdout if out is None else out
+        err = sys.stderr if err is None else err
+        return cls(
+            out,
+            err,
+            show_reasoning,
+            markdown=MarkdownStream() if styled(out) else None,
+            status=StatusLine(err) if styled(err) else None,
+        )
+
+    async def follow(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """Print ``events`` as they pass through, with the status line moving meanwhile."""
+        status = self.status
+        ticker = None
+        if status is not None:
+            status.show("thinking")
+            ticker = asyncio.create_task(status.run())
+        try:
+            async for event in events:
+                self(event)
+                yield event
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+            if status is not None:
+                status.clear()
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -42,16 +91,31 @@ class TerminalPrinter:
             handler(event)
 
     def _write(self, text: str) -> None:
+        if self.status is not None:
+            self.status.clear()
+        if self.markdown is not None:
+            text = self.markdown.feed(text)
+        self._write_out(text)
+
+    def _write_out(self, text: str) -> None:
         self.out.write(text)
         self.out.flush()
         if text:
             self._at_line_start = text.endswith("\n")
 
     def _note(self, text: str) -> None:
+        if self.status is not None:
+            self.status.erase()
+        if self.markdown is not None:
+            self._write_out(self.markdown.close())
         if not self._at_line_start:
-            self._write("\n")
+            self._write_out("\n")
         self.err.write(text + "\n")
         self.err.flush()
+
+    def _show(self, label: str) -> None:
+        if self.status is not None and self._at_line_start:
+            self.status.show(label)
 
     def _on_TextDelta(self, event: TextDelta) -> None:
         if self._in_reasoning:
@@ -61,6 +125,8 @@ class TerminalPrinter:
 
     def _on_ReasoningDelta(self, event: ReasoningDelta) -> None:
         if self.show_reasoning:
+            if self.status is not None:
+                self.status.clear()
             if not self._in_reasoning:
                 self.err.write("[thinking] ")
                 self._in_reasoning = True
@@ -68,23 +134,31 @@ class TerminalPrinter:
             self.err.flush()
 
     def _on_ToolCallStart(self, event: ToolCallStart) -> None:
-        self._note(f"→ {event.name}({_preview(event.arguments, 200)})")
+        self._note(f"→ {event.name}({preview(event.arguments, 200)})")
+        self._show(f"running {event.name}")
 
     def _on_ToolResult(self, event: ToolResult) -> None:
         status = "ok" if event.ok else "error"
         body = event.output if event.ok else (event.error or "")
-        self._note(f"← {event.name} {status} ({event.duration:.2f}s): {_preview(body)}")
+        self._note(f"← {event.name} {status} ({event.duration:.2f}s): {preview(body)}")
+        self._show("thinking")
 
     def _on_Notice(self, event: Notice) -> None:
         self._note(f"[{event.kind}] {event.message}")
 
     def _on_Error(self, event: Error) -> None:
+        if self.status is not None:
+            self.status.clear()
         label = "interrupted" if event.kind == "interrupted" else "error"
         self._note(f"{label}: {event.message}")
 
     def _on_Done(self, event: Done) -> None:
+        if self.status is not None:
+            self.status.clear()
+        if self.markdown is not None:
+            self._write_out(self.markdown.close())
         if not self._at_line_start:
-            self._write("\n")
+            self._write_out("\n")
 
 
 @dataclass
@@ -108,7 +182,7 @@ class TurnRecorder:
                     call.update(
                         ok=event.ok,
                         duration=round(event.duration, 3),
-                        result=_preview(event.content_for_model, 2000),
+                        result=preview(event.content_for_model, 2000),
                     )
         elif isinstance(event, Notice):
             self.notices.append(event.message)

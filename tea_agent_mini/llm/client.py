@@ -20,7 +20,14 @@ from ..errors import ConfigError, ContextTooLong, LLMError, StreamInterrupted, U
 from ..redact import header_secrets, mask_url, url_secrets
 from ..types import Completion, LLMEvent, Message, Notice, ReasoningDelta, TextDelta
 from .assemble import StreamAssembler, completion_events, completion_from_response
-from .http_errors import describe_transport_error, error_from_payload, error_from_status, redact
+from .http_errors import (
+    NotAModelServer,
+    describe_transport_error,
+    error_from_payload,
+    error_from_status,
+    lists_tea_agent_models,
+    redact,
+)
 from .retry import (
     RetryPolicy,
     is_retryable_status,
@@ -144,8 +151,14 @@ class OpenAIChatClient:
         return completion_from_response(data)
 
     async def list_models(self) -> list[str]:
-        """The model ids the endpoint offers (``GET /models``)."""
+        """The model ids the endpoint offers (``GET /models``).
+
+        Raises:
+            UpstreamError: the call failed, or api_url is a tea-agent-mini server (NotAModelServer).
+        """
         data = await self._request_json("GET", "/models", None)
+        if lists_tea_agent_models(data):
+            raise NotAModelServer(mask_url(self.config.api_url))
         entries = (data.get("data") or data.get("models") or []) if isinstance(data, dict) else data
         if not isinstance(entries, list):
             return []
@@ -199,7 +212,8 @@ class OpenAIChatClient:
             ) as response:
                 if response.status_code >= 400:
                     raw = await _read_limited(response)
-                    raise self._status_failure(response.status_code, raw, response.headers, body)
+                    status, headers = response.status_code, response.headers
+                    raise await self._explained(self._status_failure(status, raw, headers, body))
                 if "json" in response.headers.get("content-type", ""):
                     # The server ignored "stream": true and answered in one piece.
                     for event in completion_events(await self._whole_completion(response)):
@@ -295,7 +309,8 @@ class OpenAIChatClient:
         except (httpx.RequestError, httpx.InvalidURL) as exc:
             raise self._transport_failure(exc, has_output=False) from exc
         if response.status_code >= 400:
-            raise self._status_failure(response.status_code, response.content, response.headers)
+            failure = self._status_failure(response.status_code, response.content, response.headers)
+            raise await self._explained(failure) if body is not None else failure
         return self._parse_json(response.content)
 
     def _parse_json(self, raw: bytes) -> Any:
@@ -309,6 +324,20 @@ class OpenAIChatClient:
             ) from exc
 
     # -- failures and retries ------------------------------------------------------------------
+
+    async def _explained(self, failure: Exception) -> Exception:
+        """``failure``, or NotAModelServer when the request was refused because api_url is a
+        tea-agent-mini server (which refuses requests with tools: a 400)."""
+        status = getattr(failure, "status", None)
+        if type(failure) is not UpstreamError or status is None or not 400 <= status < 500:
+            return failure
+        try:
+            await self.list_models()
+        except NotAModelServer as probed:
+            return probed
+        except LLMError:
+            pass
+        return failure
 
     def _status_failure(
         self,

@@ -17,6 +17,8 @@ from .retry import retry_after_from_headers
 
 __all__ = [
     "describe_transport_error",
+    "NotAModelServer",
+    "lists_tea_agent_models",
     "MESSAGE_LIMIT",
     "error_from_payload",
     "error_from_status",
@@ -159,3 +161,24 @@ def describe_transport_error(
         hint = "the provider may be overloaded or restarting"
         return f"the provider closed the connection ({exc or name})", hint
     return f"{name}: {exc}", "check api_url and the network"
+
+
+def lists_tea_agent_models(data: Any) -> bool:
+    """Whether a ``GET /models`` answer comes from a tea-agent-mini server (whose entries say
+    ``owned_by: tea-agent-mini``) rather than from a model server."""
+    entries = data.get("data") if isinstance(data, dict) else None
+    return isinstance(entries, list) and any(
+        isinstance(entry, dict) and entry.get("owned_by") == "tea-agent-mini" for entry in entries
+    )
+
+
+class NotAModelServer(UpstreamError):
+    """api_url reaches a tea-agent-mini server (often this very one, on its own port) instead of
+    the model server."""
+
+    def __init__(self, shown_url: str) -> None:
+        super().__init__(
+            f"api_url {shown_url} is a tea-agent-mini server (maybe this one), not a model server",
+            hint="point api_url at the model server, e.g. llama.cpp started with --port 8090: "
+            "http://127.0.0.1:8090/v1, or Ollama: http://127.0.0.1:11434/v1",
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute
 
 from . import openapi, static
 from .api_errors import EXCEPTION_HANDLERS, LastResort, handle_shutting_down
+from .listen import bind_problem, open_socket, started_lines
 from .routes import (
     chat,
     config,
@@ -47,7 +48,6 @@ from .security import (
     bind_address,
     cors_middleware_options,
     is_loopback,
-    url_host,
 )
 from .state import ServerState, blocking
 from .static import PackageAssets
@@ -149,11 +149,19 @@ async def shutdown(tea: ServerState) -> None:
     await tea.pool.aclose()
 
 
-def build_server(app: Starlette, host: str, port: int) -> uvicorn.Server:
-    """A uvicorn server for ``app`` that ends the event streams as soon as shutdown begins."""
+def build_server(
+    app: Starlette, host: str, port: int, on_started: Callable[[], None] | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for ``app`` that ends the event streams as soon as shutdown begins and
+    calls ``on_started`` once it listens."""
     import uvicorn
 
     class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_started is not None:
+                on_started()
+
         async def shutdown(self, sockets: Any = None) -> None:
             # Streams following a turn would otherwise hold the connections open until the
             # graceful timeout; ending the turns first lets them close at once.
@@ -212,20 +220,28 @@ def serve(
         print(f"error: {refusal}", file=sys.stderr)
         return EXIT_REFUSED
     config.server = replace(config.server, host=host, port=port)
+    try:
+        sock = open_socket(host, port)
+    except OSError as exc:
+        print(f"error: {bind_problem(host, port, exc)}", file=sys.stderr)
+        return EXIT_FAILED
     runtime = Runtime(config)
     try:
         runtime.store  # noqa: B018 - open (and migrate) the database before taking requests
     except TeaAgentError as exc:
+        sock.close()
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    server = build_server(create_app(runtime, api_key=key), host, port)
-    print(
-        f"tea-agent-mini serving http://{url_host(host)}:{port}/ (API docs: /docs)", file=sys.stderr
-    )
+
+    def started() -> None:
+        print("\n".join(started_lines(config, host, port)), file=sys.stderr, flush=True)
+
+    server = build_server(create_app(runtime, api_key=key), host, port, started)
     try:
-        server.run()
-    except SystemExit as exc:  # uvicorn exits when it cannot bind the port
+        server.run(sockets=[sock])
+    except SystemExit as exc:  # uvicorn exits when the app's startup fails
         return int(exc.code or EXIT_FAILED)
     finally:
+        sock.close()
         runtime.close_store()
     return EXIT_OK if server.started else EXIT_FAILED

@@ -69,6 +69,12 @@ class TopicRepository:
         row = self._db.query_one("SELECT system_prompt FROM topics WHERE id = ?", (topic_id,))
         return row[0] if row else None
 
+    def with_id_prefix(self, prefix: str, limit: int = 10) -> list[Topic]:
+        """Topics whose id starts with ``prefix`` (archived ones too), newest first."""
+        sql = _SELECT + " WHERE t.id LIKE ? ESCAPE '\\' ORDER BY t.updated_at DESC LIMIT ?"
+        pattern = like_pattern(prefix)[1:]  # anchored at the start: drop the leading %
+        return [_topic(row) for row in self._db.query(sql, (pattern, max(0, int(limit))))]
+
     def list(
         self,
         limit: int = 50,
