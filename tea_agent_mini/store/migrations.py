@@ -214,6 +214,18 @@ def _fill_codes(db: Database) -> None:
         after = int(rows[-1][0])
 
 
+def _topic_sources(db: Database) -> None:
+    # which front end made each topic (store/topics.py SOURCES). Older topics were all listed in
+    # the web UI, so they stay there, except the sessions of scheduled tasks.
+    db.execute("ALTER TABLE topics ADD COLUMN source TEXT NOT NULL DEFAULT 'ui'")
+    db.execute(
+        "UPDATE topics SET source = 'task' "
+        "WHERE id IN (SELECT topic_id FROM tasks WHERE topic_id IS NOT NULL) "
+        "OR id IN (SELECT topic_id FROM task_runs WHERE topic_id IS NOT NULL)"
+    )
+    db.execute("CREATE INDEX topics_by_source ON topics (source, updated_at)")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -221,6 +233,7 @@ MIGRATIONS: list[Migration] = [
     (4, "context_levels", _context_levels),
     (5, "user_turns", _user_turns),
     (6, "memory_codes", _memory_codes),
+    (7, "topic_sources", _topic_sources),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 
