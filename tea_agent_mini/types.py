@@ -126,6 +126,43 @@ class Completion:
     model: str = ""
 
 
+@dataclass(frozen=True)
+class CallOptions:
+    """What a client asked of every model call of one turn: sampling and the output format.
+
+    ``max_tokens`` caps the reply (the turn still keeps it within the context window);
+    ``response_format`` is the chat-completions object, sent as it is.
+    """
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_format: dict[str, Any] | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The request fields to send (``max_tokens`` aside: the turn merges it)."""
+        fields = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+            "response_format": self.response_format,
+            "stop": list(self.stop) or None,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+    def reply_tokens(self, room: int | None) -> int | None:
+        """The ``max_tokens`` of a call that has ``room`` for its reply (None: unlimited)."""
+        if self.max_tokens is None:
+            return room
+        return self.max_tokens if room is None else min(room, self.max_tokens)
+
+
 # ---- events -------------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ContextTooLong, LLMError, RateLimited, StreamInterrupted
 from ..types import (
+    CallOptions,
     ChatModel,
     Completion,
     Done,
@@ -116,11 +117,15 @@ class Session:
     def _save(self, message: Message) -> Message:
         return self.store.messages.add(self.topic_id, message)
 
-    async def run_turn(self, content: UserContent) -> AsyncIterator[Event]:
-        """Run one user turn to its end, yielding events; the last one is Done or Error."""
+    async def run_turn(
+        self, content: UserContent, options: CallOptions = CallOptions()
+    ) -> AsyncIterator[Event]:
+        """Run one user turn to its end, yielding events; the last one is Done or Error.
+        ``options`` (sampling, output format) apply to every model call of the turn."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
         self.turn_context = None
-        turn = _Turn(self, content if isinstance(content, str) else _text_of(content))
+        request = content if isinstance(content, str) else _text_of(content)
+        turn = _Turn(self, request, options)
         async for event in turn.run():
             # before yielding: a consumer may stop iterating at Done
             if isinstance(event, Done) and self.after_turn is not None:
@@ -131,8 +136,11 @@ class Session:
 class _Turn:
     """The state of one running turn (kept off Session so sessions stay reusable)."""
 
-    def __init__(self, session: Session, request: str = "") -> None:
+    def __init__(
+        self, session: Session, request: str = "", options: CallOptions = CallOptions()
+    ) -> None:
         self.s = session
+        self.options = options
         self.usage = Usage()
         self.guard = LoopGuard()
         self.hard_target: int | None = None  # set after a context-length error
@@ -224,8 +232,10 @@ class _Turn:
         self.s.last_context_tokens = calibrate(estimate)
         messages = messages + self.corrections.take_pending()
         try:
-            room = self.s.settings.reply_room(self.s.last_context_tokens)
-            params = {"max_tokens": room} if room is not None else {}
+            room = self.options.reply_tokens(self.s.settings.reply_room(self.s.last_context_tokens))
+            params = self.options.params()
+            if room is not None:
+                params["max_tokens"] = room
             async for event in self.s.llm.stream(messages, tools or None, **params):
                 if isinstance(event, Completion) and event.usage and calibrator is not None:
                     calibrator.observe(estimate, event.usage.prompt_tokens)

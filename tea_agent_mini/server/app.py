@@ -103,7 +103,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     pool = RuntimePool(runtime)
     tea = ServerState(
         pool=pool,
-        turns=TurnManager(pool.open_session),
+        turns=TurnManager(pool.open_session, discard=pool.discard_session),
         uploads=UploadStore(runtime.config.home / "uploads"),
         assets=PackageAssets(),
         api_key=key,

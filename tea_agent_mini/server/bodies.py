@@ -209,6 +209,18 @@ class Fields:
             raise ApiError(400, f"field '{self.prefix}{name}' must be at least {minimum}")
         return value
 
+    def number(self, name: str, *, minimum: float, maximum: float) -> float | None:
+        value = self._get(name, False, "a number")
+        if value is _MISSING:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._wrong(name, "a number", value)
+        if not minimum <= value <= maximum:
+            raise ApiError(
+                400, f"field '{self.prefix}{name}' must be between {minimum:g} and {maximum:g}"
+            )
+        return float(value)
+
     def list(self, name: str, *, required: bool = False) -> list[Any]:
         value = self._get(name, required, "an array")
         if value is _MISSING:
