@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..store.topics import SOURCES
 from .ui_events import UI_EVENT_TYPES
 
 STR: dict[str, Any] = {"type": "string"}
@@ -63,6 +64,7 @@ SESSION = obj(
         "created": NUM,
         "updated": NUM,
         "profile": STR,
+        "source": {"enum": list(SOURCES)},
         "prompt_tokens": INT,
         "completion_tokens": INT,
         "total_tokens": INT,
@@ -263,6 +265,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "SessionCreate": obj({"title": STR, "system_prompt": STR}),
     "SessionUpdate": obj({"title": STR, "system_prompt": nullable(STR)}),
     "Deleted": obj({"id": STR, "object": STR, "deleted": BOOL}),
+    "SessionsDelete": obj({"ids": {"type": "array", "items": STR, "maxItems": 1000}}, ("ids",)),
+    "SessionsDeleted": obj(
+        {
+            "object": {"const": "list"},
+            "deleted": {"type": "array", "items": STR},
+            "not_found": {"type": "array", "items": STR},
+        }
+    ),
     "Message": MESSAGE,
     "MessageList": page_schema(ref("Message"), **ID_BOUNDS),
     "MessageCreate": obj(
