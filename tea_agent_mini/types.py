@@ -43,6 +43,11 @@ class Message:
 
     ``content`` is text, or a list of OpenAI content parts for images. ``reasoning`` holds the
     model's thinking (reasoning_content); it is stored but not sent back unless asked.
+
+    ``status``, ``error`` and ``duration`` record outcomes for the front ends, never sent to the
+    model: a turn's last assistant message says how the turn ended (``completed``, ``stopped``
+    or ``failed``, with the error and whatever part of the answer had arrived), a tool message
+    how its call went (``ok``, ``failed`` or ``stopped``) and how long it ran, in seconds.
     """
 
     role: str
@@ -55,6 +60,9 @@ class Message:
     topic_id: str | None = None
     tokens: int = 0
     created_at: float = 0.0
+    status: str | None = None
+    error: str | None = None
+    duration: float | None = None
 
     @property
     def text(self) -> str:

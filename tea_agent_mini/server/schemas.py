@@ -92,6 +92,13 @@ MESSAGE = obj(
         "name": nullable(STR),
         "tokens": INT,
         "created": NUM,
+        "status": {
+            **nullable({"enum": ["completed", "stopped", "failed", "ok"]}),
+            "description": "how the turn ended (its last assistant message) or how the tool "
+            "call went (a tool message); null when not recorded",
+        },
+        "error": {**nullable(STR), "description": "why a turn or a tool call failed or stopped"},
+        "duration": {**nullable(NUM), "description": "a tool call's run time, seconds"},
     }
 )
 

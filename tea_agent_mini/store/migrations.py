@@ -226,6 +226,14 @@ def _topic_sources(db: Database) -> None:
     db.execute("CREATE INDEX topics_by_source ON topics (source, updated_at)")
 
 
+def _message_outcomes(db: Database) -> None:
+    # how a turn ended (on its last assistant message) and how each tool call went, so a
+    # stopped or failed turn reads back as it was shown; see types.Message
+    db.execute("ALTER TABLE messages ADD COLUMN status TEXT")
+    db.execute("ALTER TABLE messages ADD COLUMN error TEXT")
+    db.execute("ALTER TABLE messages ADD COLUMN duration REAL")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -234,6 +242,7 @@ MIGRATIONS: list[Migration] = [
     (5, "user_turns", _user_turns),
     (6, "memory_codes", _memory_codes),
     (7, "topic_sources", _topic_sources),
+    (8, "message_outcomes", _message_outcomes),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -60,6 +60,9 @@ def message_json(message: Message) -> dict[str, Any]:
         "name": message.name,
         "tokens": message.tokens,
         "created": message.created_at,
+        "status": message.status,
+        "error": message.error,
+        "duration": message.duration,
     }
 
 
@@ -179,19 +182,37 @@ async def delete_session(request: Request) -> JSONResponse:
     return JSONResponse({"id": topic.id, "object": "session", "deleted": True})
 
 
+BULK_DELETE = (
+    f"`ids`: up to {BULK_MAX} session ids. Their running turns are stopped and queued "
+    "messages dropped first; ids that name no session come back in `not_found`."
+)
+
+
 @endpoint(
     "Delete several sessions",
     tag="sessions",
     body="SessionsDelete",
     response="SessionsDeleted",
     errors=(400,),
-    description=(
-        f"`ids`: up to {BULK_MAX} session ids. Their running turns are stopped and queued "
-        "messages dropped first; ids that name no session come back in `not_found`. "
-        "`POST /v1/sessions/delete` does the same for clients that send no body with DELETE."
-    ),
+    description=BULK_DELETE,
 )
 async def delete_sessions(request: Request) -> JSONResponse:
+    return await _delete_many(request)
+
+
+@endpoint(
+    "Delete several sessions (POST, for clients that send no body with DELETE)",
+    tag="sessions",
+    body="SessionsDelete",
+    response="SessionsDeleted",
+    errors=(400,),
+    description=BULK_DELETE,
+)
+async def delete_sessions_by_post(request: Request) -> JSONResponse:
+    return await _delete_many(request)
+
+
+async def _delete_many(request: Request) -> JSONResponse:
     st = state(request)
     body = await read_json(request)
     _check_known(body, ("ids",))
@@ -250,7 +271,7 @@ def routes() -> list[Route]:
         Route("/v1/sessions", list_sessions, methods=["GET"]),
         Route("/v1/sessions", create_session, methods=["POST"]),
         Route("/v1/sessions", delete_sessions, methods=["DELETE"]),
-        Route("/v1/sessions/delete", delete_sessions, methods=["POST"]),
+        Route("/v1/sessions/delete", delete_sessions_by_post, methods=["POST"]),
         Route("/v1/sessions/{id}", get_session, methods=["GET"]),
         Route("/v1/sessions/{id}", update_session, methods=["PATCH"]),
         Route("/v1/sessions/{id}", delete_session, methods=["DELETE"]),
