@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from .._version import __version__
 from ..errors import ConfigError, TeaAgentError
+from .logs import add_parser as add_logs_parser
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_argument("--count", type=int, help="fire times to show (test) or runs (history)")
     tasks.add_argument("--notify", action="store_true", default=None, help="notify when done")
 
+    add_logs_parser(sub, common)
     sub.add_parser("doctor", parents=[common], help="check config, model, database, features")
     sub.add_parser("version", parents=[common], help="print the version")
     return parser
@@ -81,6 +83,10 @@ def configure_logging(verbose: bool) -> None:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    if name == "logs":
+        from .logs import cmd_logs
+
+        return cmd_logs
     from . import commands
 
     return getattr(commands, f"cmd_{name}")

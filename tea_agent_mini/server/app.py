@@ -50,6 +50,7 @@ from .security import (
     is_loopback,
     url_host,
 )
+from .serverlog import AccessLog
 from .state import ServerState, blocking
 from .static import PackageAssets
 from .turns import ShuttingDown, TurnManager
@@ -110,7 +111,12 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
         assets=PackageAssets(),
         api_key=key,
     )
-    middleware = [Middleware(LastResort), Middleware(HostGuard, policy=policy)]
+    # the access log outermost: it sees every answer, the last-resort 500 included
+    middleware = [
+        Middleware(AccessLog),
+        Middleware(LastResort),
+        Middleware(HostGuard, policy=policy),
+    ]
     if policy.cors_origins:
         middleware.append(
             Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))
@@ -204,7 +210,9 @@ def serve(
 ) -> int:
     """Run the server until interrupted; returns the exit code."""
     from ..errors import TeaAgentError
+    from ..redact import config_secrets
     from ..runtime import Runtime
+    from .serverlog import configure
 
     host = bind_address(host or config.server.host or "127.0.0.1")
     port = config.server.port if port is None else port
@@ -214,6 +222,7 @@ def serve(
         print(f"error: {refusal}", file=sys.stderr)
         return EXIT_REFUSED
     config.server = replace(config.server, host=host, port=port)
+    log_file = configure(config.home, [*config_secrets(config), key or ""])
     runtime = Runtime(config)
     try:
         runtime.store  # noqa: B018 - open (and migrate) the database before taking requests
@@ -222,7 +231,9 @@ def serve(
         return EXIT_FAILED
     server = build_server(create_app(runtime, api_key=key), host, port)
     print(
-        f"tea-agent-mini serving http://{url_host(host)}:{port}/ (API docs: /docs)", file=sys.stderr
+        f"tea-agent-mini serving http://{url_host(host)}:{port}/ (API docs: /docs; "
+        f"log: {log_file})",
+        file=sys.stderr,
     )
     try:
         server.run()

@@ -366,6 +366,14 @@ class TurnManager:
                 if isinstance(event, Usage):
                     continue  # the totals arrive with Done
                 final = isinstance(event, (Done, Error))
+                if isinstance(event, Error):
+                    log.warning(
+                        "turn %s of session %s failed (%s): %s",
+                        item.id,
+                        channel.topic_id,
+                        event.kind,
+                        event.message,
+                    )
                 self._log(channel, item.id, event)
         except asyncio.CancelledError:
             final = True
