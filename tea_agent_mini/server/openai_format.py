@@ -78,7 +78,11 @@ def parse_chat_request(body: Fields) -> ChatRequest:
     session_id = body.str("session_id", max_length=64)
     store = body.bool("store", True)
     if session_id and not store:
-        raise ApiError(400, "'store: false' starts a session that is not kept; drop session_id")
+        raise ApiError(
+            400,
+            "'store: false' runs in a new session that is not kept; it cannot continue one "
+            "(drop session_id / previous_response_id)",
+        )
     return ChatRequest(
         model=body.str("model", "", max_length=200),
         turn=last.content,
