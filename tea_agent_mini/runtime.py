@@ -163,18 +163,23 @@ class Runtime:
         approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
         on_notice: NoticeCallback | None = None,
+        source: str = "cli",
+        follow_up: bool = True,
     ) -> Session:
         """A session on an existing topic, or on a new one when ``topic_id`` is None.
 
         ``approve``, ``ask_user`` and ``on_notice`` are the front end's ways to reach the user
-        from a tool (see :class:`~tea_agent_mini.toolkit.context.ToolContext`)."""
+        from a tool (see :class:`~tea_agent_mini.toolkit.context.ToolContext`). ``source`` says
+        which front end made a new topic (``store.topics.SOURCES``; the terminal and the Python
+        facade leave the default). ``follow_up=False`` queues no background jobs after its
+        turns (titles, summaries, memories): for a session that is about to be discarded."""
         from .agent.session import Session, TurnSettings
         from .errors import ConfigError
         from .toolkit.executor import ToolExecutor
 
         llm = self.main_llm  # raises ConfigError first when no model is configured
         if topic_id is None:
-            topic_id = self.store.topics.create(profile=self.config.profile).id
+            topic_id = self.store.topics.create(profile=self.config.profile, source=source).id
         elif not self.store.topics.exists(topic_id):
             raise ConfigError(f"no topic with id {topic_id!r}")
         executor = ToolExecutor(
@@ -195,7 +200,7 @@ class Runtime:
             build_context=self.build_context,
             settings=settings,
             calibrator=self.token_calibrator,
-            after_turn=self.after_turn,
+            after_turn=self.after_turn if follow_up else None,
             offer_tools=self.offered_tools,
         )
 

@@ -43,6 +43,11 @@ class Message:
 
     ``content`` is text, or a list of OpenAI content parts for images. ``reasoning`` holds the
     model's thinking (reasoning_content); it is stored but not sent back unless asked.
+
+    ``status``, ``error`` and ``duration`` record outcomes for the front ends, never sent to the
+    model: a turn's last assistant message says how the turn ended (``completed``, ``stopped``
+    or ``failed``, with the error and whatever part of the answer had arrived), a tool message
+    how its call went (``ok``, ``failed`` or ``stopped``) and how long it ran, in seconds.
     """
 
     role: str
@@ -55,6 +60,9 @@ class Message:
     topic_id: str | None = None
     tokens: int = 0
     created_at: float = 0.0
+    status: str | None = None
+    error: str | None = None
+    duration: float | None = None
 
     @property
     def text(self) -> str:
@@ -124,6 +132,43 @@ class Completion:
     finish_reason: str | None = None
     usage: Usage | None = None
     model: str = ""
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What a client asked of every model call of one turn: sampling and the output format.
+
+    ``max_tokens`` caps the reply (the turn still keeps it within the context window);
+    ``response_format`` is the chat-completions object, sent as it is.
+    """
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_format: dict[str, Any] | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The request fields to send (``max_tokens`` aside: the turn merges it)."""
+        fields = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+            "response_format": self.response_format,
+            "stop": list(self.stop) or None,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+    def reply_tokens(self, room: int | None) -> int | None:
+        """The ``max_tokens`` of a call that has ``room`` for its reply (None: unlimited)."""
+        if self.max_tokens is None:
+            return room
+        return self.max_tokens if room is None else min(room, self.max_tokens)
 
 
 # ---- events -------------------------------------------------------------------------------

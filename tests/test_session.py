@@ -179,7 +179,10 @@ def test_repeated_failing_call_stops_the_loop(model_config, scripted_server):
     assert any(isinstance(e, Notice) and e.kind == "loop" for e in events)
     assert isinstance(events[-1], Done) and events[-1].finish_reason == "loop"
     assert len(turn_requests(scripted_server)) == 3
-    assert history[-1].role == "tool"
+    assert history[-2].role == "tool"
+    # the stop is recorded for the front ends, with nothing for the model to read
+    assert history[-1].role == "assistant" and history[-1].content is None
+    assert history[-1].status == "stopped" and history[-1].error == events[-1].text
 
 
 def test_max_iterations(scripted_server, write_config, workspace):
@@ -203,7 +206,11 @@ def test_stream_cut_after_text_is_an_error_not_an_answer(model_config, scripted_
     events, history, _ = run_turn("hi")
     assert isinstance(events[-1], Error) and events[-1].kind == "interrupted"
     assert not any(isinstance(e, Done) for e in events)
-    assert [m.role for m in history] == ["user"]
+    # what had arrived is kept as the failed turn's partial answer, with the error
+    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert streamed and [m.role for m in history] == ["user", "assistant"]
+    assert history[1].status == "failed" and history[1].content == streamed
+    assert history[1].error == events[-1].message
 
 
 def test_context_too_long_trims_and_retries_once(model_config, scripted_server):
@@ -272,8 +279,11 @@ def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
         return history
 
     history = asyncio.run(go())
-    assert [m.role for m in history] == ["user", "assistant", "tool"]
-    assert stored in history[2].content
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert stored in history[2].content and history[2].status == "stopped"
+    outcome = history[3]
+    assert outcome.status == "stopped" and outcome.content is None
+    assert outcome.error == "the turn was stopped" + (f": {reason}" if reason else "")
     pid = int((workspace / "pid.txt").read_text())
     for _ in range(60):  # the command is killed within a few polls, not after 30 s
         if not _alive(pid):

@@ -2,7 +2,9 @@
 
 Every front end (CLI, server, subagents, scheduled tasks) runs turns through this one loop.
 Messages are stored as they complete, so a crash or a cancel loses at most the one in flight and
-leaves a history whose tool calls and tool results still pair up.
+leaves a history whose tool calls and tool results still pair up. How a turn ended is stored too
+(``Message.status``): a stopped or failed turn leaves an assistant message with the error and the
+part of the answer that had arrived, so a front end shows it again as it was.
 """
 
 from __future__ import annotations
@@ -13,8 +15,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ContextTooLong, LLMError, RateLimited, StreamInterrupted
+from ..errors import (
+    ConfigError,
+    ContextTooLong,
+    LLMError,
+    RateLimited,
+    StreamInterrupted,
+    TeaAgentError,
+)
 from ..types import (
+    CallOptions,
     ChatModel,
     Completion,
     Done,
@@ -29,6 +39,7 @@ from ..types import (
 )
 from .corrections import Corrections
 from .loopguard import LoopGuard
+from .outcomes import PartialAnswer, tool_message
 
 if TYPE_CHECKING:
     from ..context.turn import TurnContext
@@ -116,23 +127,48 @@ class Session:
     def _save(self, message: Message) -> Message:
         return self.store.messages.add(self.topic_id, message)
 
-    async def run_turn(self, content: UserContent) -> AsyncIterator[Event]:
-        """Run one user turn to its end, yielding events; the last one is Done or Error."""
+    async def run_turn(
+        self, content: UserContent, options: CallOptions = CallOptions()
+    ) -> AsyncIterator[Event]:
+        """Run one user turn to its end, yielding events; the last one is Done or Error.
+        ``options`` (sampling, output format) apply to every model call of the turn."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
         self.turn_context = None
-        turn = _Turn(self, content if isinstance(content, str) else _text_of(content))
-        async for event in turn.run():
-            # before yielding: a consumer may stop iterating at Done
-            if isinstance(event, Done) and self.after_turn is not None:
-                self.after_turn(self, content, event)
-            yield event
+        request = content if isinstance(content, str) else _text_of(content)
+        turn = _Turn(self, request, options)
+        partial = PartialAnswer()
+        try:
+            async for event in turn.run():
+                partial.see(event)
+                if isinstance(event, Error):
+                    await asyncio.to_thread(self._save, partial.outcome("failed", event.message))
+                # before yielding: a consumer may stop iterating at Done
+                if isinstance(event, Done) and self.after_turn is not None:
+                    self.after_turn(self, content, event)
+                yield event
+        # Saved without a thread: a cancelled task must not await again before it ends.
+        except asyncio.CancelledError as exc:
+            if not partial.ended:
+                why = f": {exc.args[0]}" if exc.args and exc.args[0] else ""
+                self._save(partial.outcome("stopped", f"the turn was stopped{why}"))
+            raise
+        except GeneratorExit:
+            if not partial.ended:  # the consumer walked away mid-turn
+                self._save(partial.outcome("stopped", "the turn was stopped"))
+            raise
+        except TeaAgentError as exc:
+            self._save(partial.outcome("failed", str(exc)))
+            raise
 
 
 class _Turn:
     """The state of one running turn (kept off Session so sessions stay reusable)."""
 
-    def __init__(self, session: Session, request: str = "") -> None:
+    def __init__(
+        self, session: Session, request: str = "", options: CallOptions = CallOptions()
+    ) -> None:
         self.s = session
+        self.options = options
         self.usage = Usage()
         self.guard = LoopGuard()
         self.hard_target: int | None = None  # set after a context-length error
@@ -199,10 +235,12 @@ class _Turn:
             stop = self.guard.verdict()
             if stop:
                 yield Notice(stop, kind="loop")
+                await self._store_stop(stop)
                 yield await self._done(stop, iteration, "loop")
                 return
         text = f"Stopped after {settings.max_iterations} iterations without a final answer."
         yield Notice(text, kind="max_iterations")
+        await self._store_stop(text)
         yield await self._done(text, settings.max_iterations, "max_iterations")
 
     async def _call_model(
@@ -224,8 +262,10 @@ class _Turn:
         self.s.last_context_tokens = calibrate(estimate)
         messages = messages + self.corrections.take_pending()
         try:
-            room = self.s.settings.reply_room(self.s.last_context_tokens)
-            params = {"max_tokens": room} if room is not None else {}
+            room = self.options.reply_tokens(self.s.settings.reply_room(self.s.last_context_tokens))
+            params = self.options.params()
+            if room is not None:
+                params["max_tokens"] = room
             async for event in self.s.llm.stream(messages, tools or None, **params):
                 if isinstance(event, Completion) and event.usage and calibrator is not None:
                     calibrator.observe(estimate, event.usage.prompt_tokens)
@@ -265,7 +305,7 @@ class _Turn:
         try:
             results = await self.s.executor.run_many(calls)
             for result in results:
-                await asyncio.to_thread(self.s._save, _tool_message(result))
+                await asyncio.to_thread(self.s._save, tool_message(result))
                 done.add(result.call_id)
                 call = _call_of(calls, result)
                 self.guard.record(result, call.arguments)
@@ -281,7 +321,7 @@ class _Turn:
             missing = [c for c in calls if c.id not in done]
             for call in missing:
                 cancelled = ToolResult(call.id, call.name, ok=False, error=why)
-                self.s._save(_tool_message(cancelled))
+                self.s._save(tool_message(cancelled, "stopped"))
 
     async def _finish(self, completion: Completion, content: str, iteration: int):
         from ..llm.assemble import clean_template_tokens
@@ -292,11 +332,17 @@ class _Turn:
             content=text,
             reasoning=completion.reasoning or None,
             tokens=completion.usage.completion_tokens if completion.usage else 0,
+            status="completed",
         )
         await asyncio.to_thread(self.s._save, message)
         if completion.finish_reason == "length":
             yield Notice("the answer was cut at the model's output limit", kind="length")
         yield await self._done(text, iteration, completion.finish_reason)
+
+    async def _store_stop(self, why: str) -> None:
+        """The record of a turn the loop guard ended: for the front ends, not the model."""
+        message = Message(role="assistant", status="stopped", error=why)
+        await asyncio.to_thread(self.s._save, message)
 
     async def _done(self, text: str, iteration: int, finish_reason: str | None) -> Done:
         store, topic = self.s.store, self.s.topic_id
@@ -319,15 +365,6 @@ def _config_error(exc: ConfigError) -> Error:
     from ..context.turn import WindowTooSmall
 
     return Error(str(exc), kind="context" if isinstance(exc, WindowTooSmall) else "config")
-
-
-def _tool_message(result: ToolResult) -> Message:
-    return Message(
-        role="tool",
-        content=result.content_for_model,
-        tool_call_id=result.call_id,
-        name=result.name,
-    )
 
 
 def _text_of(content: list[dict[str, Any]]) -> str:

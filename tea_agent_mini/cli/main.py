@@ -27,6 +27,10 @@ def configure_logging(verbose: bool) -> None:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    if name == "logs":
+        from .logs import cmd_logs
+
+        return cmd_logs
     from . import commands
 
     return getattr(commands, f"cmd_{name}")

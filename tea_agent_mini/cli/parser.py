@@ -65,6 +65,13 @@ In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /help, /exit.""",
   tea-agent-mini tasks test --schedule "*/15 * * * *" --count 3
   tea-agent-mini tasks run_now news""",
     ),
+    "logs": (
+        "print the server log",
+        """examples:
+  tea-agent-mini logs                        the last 50 lines
+  tea-agent-mini logs -n 0                   all of it
+  tea-agent-mini logs -f                     keep printing new lines (Ctrl-C ends)""",
+    ),
     "doctor": (
         "check config, model, database, MCP servers, features",
         """examples:
@@ -130,7 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands["doctor"].add_argument(
         "--dev", action="store_true", help="also check the programs the test suite uses"
     )
+    _log_options(commands["logs"])
     return parser
+
+
+def _log_options(logs: argparse.ArgumentParser) -> None:
+    logs.add_argument(
+        "-n", "--lines", type=int, default=50, help="lines from the end (default 50; 0: all)"
+    )
+    logs.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing lines as they are written"
+    )
 
 
 def _serve_options(serve: argparse.ArgumentParser) -> None:

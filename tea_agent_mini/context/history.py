@@ -41,10 +41,15 @@ UNKNOWN_OUTCOME = (
 
 
 def consistent(history: Sequence[Message]) -> list[Message]:
-    """Drop tool results without a preceding call and give unanswered calls a placeholder result."""
+    """Drop tool results without a preceding call and give unanswered calls a placeholder result;
+    leave out the records of turns that were stopped or failed before any answer."""
+    from ..agent.outcomes import is_empty_outcome
+
     out: list[Message] = []
     pending: dict[str, str] = {}
     for message in history:
+        if is_empty_outcome(message):
+            continue
         if message.role == "tool":
             if message.tool_call_id in pending:
                 pending.pop(message.tool_call_id)

@@ -123,7 +123,7 @@ class TaskExecutor:
         topic_id = task.topic_id
         if topic_id is not None and store.topics.get(topic_id) is None:
             topic_id = None
-        session = self.runtime.session(topic_id)
+        session = self.runtime.session(topic_id, source="task")
         if topic_id is None:
             store.topics.rename(session.topic_id, TOPIC_TITLE.format(name=task.name))
         return session

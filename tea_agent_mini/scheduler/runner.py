@@ -338,6 +338,7 @@ class SchedulerRunner:
         self, task: Task, *, scheduled_for: float, reschedule: bool
     ) -> TaskRun:
         started = self.clock.now()
+        log.info("task #%s (%s) started", task.id, task.name)
         run = await asyncio.to_thread(self.store.tasks.start_run, task.id, scheduled_for, started)
         try:
             result = await self._execute(task)
@@ -380,8 +381,15 @@ class SchedulerRunner:
         reschedule: bool,
     ) -> TaskRun:
         tasks = self.store.tasks
-        log.info(
-            "task #%s (%s): %s after %.1f s", task.id, task.name, result.status, ended - started
+        why = f": {result.error}" if result.error and result.status != "ok" else ""
+        log.log(
+            logging.INFO if result.status == "ok" else logging.WARNING,
+            "task #%s (%s): %s after %.1f s%s",
+            task.id,
+            task.name,
+            result.status,
+            ended - started,
+            why,
         )
         finished = tasks.finish_run(
             run.id, status=result.status, ended_at=ended, exit_code=result.exit_code,

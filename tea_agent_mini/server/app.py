@@ -31,6 +31,7 @@ from .routes import (
     models,
     notices,
     profiles,
+    responses,
     search,
     session_turns,
     sessions,
@@ -49,6 +50,7 @@ from .security import (
     cors_middleware_options,
     is_loopback,
 )
+from .serverlog import AccessLog
 from .state import ServerState, blocking
 from .static import PackageAssets
 from .turns import ShuttingDown, TurnManager
@@ -70,6 +72,7 @@ ROUTE_MODULES = (
     health,
     models,
     chat,
+    responses,
     sessions,
     session_turns,
     tools,
@@ -103,12 +106,17 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     pool = RuntimePool(runtime)
     tea = ServerState(
         pool=pool,
-        turns=TurnManager(pool.open_session),
+        turns=TurnManager(pool.open_session, discard=pool.discard_session),
         uploads=UploadStore(runtime.config.home / "uploads"),
         assets=PackageAssets(),
         api_key=key,
     )
-    middleware = [Middleware(LastResort), Middleware(HostGuard, policy=policy)]
+    # the access log outermost: it sees every answer, the last-resort 500 included
+    middleware = [
+        Middleware(AccessLog),
+        Middleware(LastResort),
+        Middleware(HostGuard, policy=policy),
+    ]
     if policy.cors_origins:
         middleware.append(
             Middleware(CORSMiddleware, **cors_middleware_options(policy.cors_origins))
@@ -210,7 +218,9 @@ def serve(
 ) -> int:
     """Run the server until interrupted; returns the exit code."""
     from ..errors import TeaAgentError
+    from ..redact import config_secrets
     from ..runtime import Runtime
+    from .serverlog import configure
 
     host = bind_address(host or config.server.host or "127.0.0.1")
     port = config.server.port if port is None else port
@@ -225,6 +235,7 @@ def serve(
     except OSError as exc:
         print(f"error: {bind_problem(host, port, exc)}", file=sys.stderr)
         return EXIT_FAILED
+    log_file = configure(config.home, [*config_secrets(config), key or ""])
     runtime = Runtime(config)
     try:
         runtime.store  # noqa: B018 - open (and migrate) the database before taking requests
@@ -234,7 +245,8 @@ def serve(
         return EXIT_FAILED
 
     def started() -> None:
-        print("\n".join(started_lines(config, host, port)), file=sys.stderr, flush=True)
+        lines = started_lines(config, host, port, log_file)
+        print("\n".join(lines), file=sys.stderr, flush=True)
 
     server = build_server(create_app(runtime, api_key=key), host, port, started)
     try:

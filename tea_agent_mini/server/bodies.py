@@ -9,6 +9,7 @@ int64, no NaN or infinity.
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import re
@@ -209,7 +210,19 @@ class Fields:
             raise ApiError(400, f"field '{self.prefix}{name}' must be at least {minimum}")
         return value
 
-    def list(self, name: str, *, required: bool = False) -> list[Any]:
+    def number(self, name: str, *, minimum: float, maximum: float) -> float | None:
+        value = self._get(name, False, "a number")
+        if value is _MISSING:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._wrong(name, "a number", value)
+        if not minimum <= value <= maximum:
+            raise ApiError(
+                400, f"field '{self.prefix}{name}' must be between {minimum:g} and {maximum:g}"
+            )
+        return float(value)
+
+    def list(self, name: str, *, required: bool = False) -> builtins.list[Any]:
         value = self._get(name, required, "an array")
         if value is _MISSING:
             return []
@@ -217,7 +230,7 @@ class Fields:
             raise self._wrong(name, "an array", value)
         return value
 
-    def str_list(self, name: str, *, max_items: int = 100) -> list[str]:
+    def str_list(self, name: str, *, max_items: int = 100) -> builtins.list[str]:
         items = self.list(name)
         if len(items) > max_items:
             raise ApiError(400, f"field '{self.prefix}{name}' has more than {max_items} items")

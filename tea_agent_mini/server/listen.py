@@ -48,10 +48,11 @@ def bind_problem(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {where}: {exc.strerror or exc}"
 
 
-def started_lines(config: Config, host: str, port: int) -> list[str]:
-    """What to print once the server listens: where, and what to fix first."""
+def started_lines(config: Config, host: str, port: int, log_file: object = None) -> list[str]:
+    """What to print once the server listens: where, its log, and what to fix first."""
     url = f"http://{url_host(host)}:{port}/"
-    lines = [f"tea-agent-mini serving {url} (API docs: /docs)"]
+    log = f"; log: {log_file}" if log_file else ""
+    lines = [f"tea-agent-mini serving {url} (API docs: /docs{log})"]
     for key in ("main_model", "cheap_model"):
         api_url = getattr(config, key).api_url
         if api_url and points_at(api_url, host, port):

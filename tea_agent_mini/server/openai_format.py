@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ..types import Done, Error, Message, ReasoningDelta, TextDelta, Usage
+from ..types import CallOptions, Done, Error, Message, ReasoningDelta, TextDelta, Usage
 from .api_errors import ApiError, error_body
 from .bodies import Fields
+from .sampling import chat_options
 from .sse import sse_event
 from .ui_events import usage_dict
 
@@ -45,6 +46,8 @@ class ChatRequest:
     include_usage: bool = False
     session_id: str | None = None
     profile: str | None = None
+    options: CallOptions = CallOptions()
+    store: bool = True  # False: no session is left once the turn has ended
 
 
 def parse_chat_request(body: Fields) -> ChatRequest:
@@ -71,16 +74,26 @@ def parse_chat_request(body: Fields) -> ChatRequest:
     if last.role != "user" or not last.content:
         raise ApiError(400, "the last message must be a non-empty user message (the turn)")
     system = "\n\n".join(m.text for m in messages[:-1] if m.role in ("system", "developer"))
-    options = body.object("stream_options")
+    stream_options = body.object("stream_options")
+    session_id = body.str("session_id", max_length=64)
+    store = body.bool("store", True)
+    if session_id and not store:
+        raise ApiError(
+            400,
+            "'store: false' runs in a new session that is not kept; it cannot continue one "
+            "(drop session_id / previous_response_id)",
+        )
     return ChatRequest(
         model=body.str("model", "", max_length=200),
         turn=last.content,
         history=[m for m in messages[:-1] if m.role in ("user", "assistant")],
         system=system or None,
         stream=body.bool("stream"),
-        include_usage=options.bool("include_usage"),
-        session_id=body.str("session_id", max_length=64),
+        include_usage=stream_options.bool("include_usage"),
+        session_id=session_id,
         profile=body.str("profile", max_length=64),
+        options=chat_options(body),
+        store=store,
     )
 
 
@@ -118,6 +131,14 @@ def _part(part: Any, where: str) -> dict[str, Any]:
         if isinstance(url, str) and url.startswith(("data:image/", "http://", "https://")):
             return {"type": "image_url", "image_url": {"url": url}}
     raise ApiError(400, f"{where}: expected a text part or an image_url part (data: or http URL)")
+
+
+class StreamEncoder(Protocol):
+    """Turns a turn's events into SSE frames for one OpenAI-style stream."""
+
+    def opening(self) -> bytes: ...
+
+    def encode(self, event: Any) -> list[bytes]: ...
 
 
 def error_status(error: Error) -> tuple[int, str, str]:
@@ -171,8 +192,16 @@ class CompletionEncoder:
             data["usage"] = None
         return data
 
-    def role_chunk(self) -> bytes:
+    def opening(self) -> bytes:
         return self._chunk({"role": "assistant", "content": ""})
+
+    def encode(self, event: Any) -> list[bytes]:
+        if isinstance(event, Done):
+            return self.finish(event)
+        if isinstance(event, Error):
+            return self.error(event)
+        chunk = self.delta(event)
+        return [chunk] if chunk is not None else []
 
     def delta(self, event: Any) -> bytes | None:
         if isinstance(event, TextDelta):

@@ -81,10 +81,19 @@ class RuntimePool:
         approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
         on_notice: NoticeCallback | None = None,
+        follow_up: bool = True,
     ) -> Session:
         return self.get(profile).session(
-            topic_id, approve=approve, ask_user=ask_user, on_notice=on_notice
+            topic_id,
+            approve=approve,
+            ask_user=ask_user,
+            on_notice=on_notice,
+            follow_up=follow_up,
         )
+
+    def discard_session(self, topic_id: str) -> None:
+        """Delete a session that was not to be kept (``store: false``)."""
+        self.active.store.topics.delete(topic_id)
 
     async def switch(self, config: Config) -> None:
         """Make ``config`` the active one (the caller makes sure no turn is running)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..store.topics import SOURCES
 from .ui_events import UI_EVENT_TYPES
 
 STR: dict[str, Any] = {"type": "string"}
@@ -63,6 +64,7 @@ SESSION = obj(
         "created": NUM,
         "updated": NUM,
         "profile": STR,
+        "source": {"enum": list(SOURCES)},
         "prompt_tokens": INT,
         "completion_tokens": INT,
         "total_tokens": INT,
@@ -90,6 +92,13 @@ MESSAGE = obj(
         "name": nullable(STR),
         "tokens": INT,
         "created": NUM,
+        "status": {
+            **nullable({"enum": ["completed", "stopped", "failed", "ok"]}),
+            "description": "how the turn ended (its last assistant message) or how the tool "
+            "call went (a tool message); null when not recorded",
+        },
+        "error": {**nullable(STR), "description": "why a turn or a tool call failed or stopped"},
+        "duration": {**nullable(NUM), "description": "a tool call's run time, seconds"},
     }
 )
 
@@ -146,16 +155,65 @@ CHAT_MESSAGE = obj(
     ("role",),
 )
 
+SAMPLING = {
+    "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+    "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+}
+FORMAT_TYPE = {"enum": ["text", "json_object", "json_schema"]}
+SESSION_CHOICE = {
+    "session_id": {"type": "string", "description": "continue this stored session"},
+    "profile": {"type": "string", "description": "a profile name (never a path)"},
+    "store": {"type": "boolean", "description": "false: leave no session behind"},
+}
+
 CHAT_REQUEST = obj(
     {
         "model": STR,
         "messages": {"type": "array", "items": ref("ChatMessage"), "minItems": 1},
         "stream": BOOL,
         "stream_options": obj({"include_usage": BOOL}),
-        "session_id": {"type": "string", "description": "continue this stored session"},
-        "profile": {"type": "string", "description": "a profile name (never a path)"},
+        **SESSION_CHOICE,
+        **SAMPLING,
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "max_completion_tokens": {"type": "integer", "minimum": 1},
+        "stop": {"anyOf": [STR, {"type": "array", "items": STR, "maxItems": 4}]},
+        "seed": INT,
+        "presence_penalty": {"type": "number", "minimum": -2, "maximum": 2},
+        "frequency_penalty": {"type": "number", "minimum": -2, "maximum": 2},
+        "response_format": obj(
+            {"type": FORMAT_TYPE, "json_schema": obj({"name": STR, "schema": ANY_OBJECT})}
+        ),
     },
     ("messages",),
+)
+
+RESPONSE_REQUEST = obj(
+    {
+        "model": STR,
+        "input": {"anyOf": [STR, {"type": "array", "items": ref("ChatMessage"), "minItems": 1}]},
+        "instructions": STR,
+        "stream": BOOL,
+        "previous_response_id": STR,
+        **SESSION_CHOICE,
+        **SAMPLING,
+        "max_output_tokens": {"type": "integer", "minimum": 1},
+        "text": obj({"format": obj({"type": FORMAT_TYPE, "name": STR, "schema": ANY_OBJECT})}),
+        "metadata": ANY_OBJECT,
+    },
+    ("input",),
+)
+
+RESPONSE = obj(
+    {
+        "id": STR,
+        "object": {"const": "response"},
+        "created_at": INT,
+        "status": {"enum": ["completed", "incomplete", "failed", "in_progress"]},
+        "model": STR,
+        "output": {"type": "array", "items": ANY_OBJECT},
+        "usage": obj({"input_tokens": INT, "output_tokens": INT, "total_tokens": INT}),
+        "error": nullable(ANY_OBJECT),
+    }
 )
 
 CHAT_COMPLETION = obj(
@@ -214,6 +272,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "SessionCreate": obj({"title": STR, "system_prompt": STR}),
     "SessionUpdate": obj({"title": STR, "system_prompt": nullable(STR)}),
     "Deleted": obj({"id": STR, "object": STR, "deleted": BOOL}),
+    "SessionsDelete": obj({"ids": {"type": "array", "items": STR, "maxItems": 1000}}, ("ids",)),
+    "SessionsDeleted": obj(
+        {
+            "object": {"const": "list"},
+            "deleted": {"type": "array", "items": STR},
+            "not_found": {"type": "array", "items": STR},
+        }
+    ),
     "Message": MESSAGE,
     "MessageList": page_schema(ref("Message"), **ID_BOUNDS),
     "MessageCreate": obj(
@@ -297,4 +363,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ChatMessage": CHAT_MESSAGE,
     "ChatCompletionRequest": CHAT_REQUEST,
     "ChatCompletion": CHAT_COMPLETION,
+    "ResponseRequest": RESPONSE_REQUEST,
+    "Response": RESPONSE,
 }

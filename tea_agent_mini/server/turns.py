@@ -21,16 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, TeaAgentError
-from ..types import Done, Error, Usage
+from ..types import CallOptions, Done, Error, Usage
 from .interactions import Interactions, TurnHooks
 
 log = logging.getLogger(__name__)
 SHUTDOWN = "the server shut down while this tool was running"
 
 OpenSession = Callable[..., Any]
-"""``(topic_id, profile, *, approve, ask_user, on_notice) -> Session``; called in a worker
-thread (it touches the store). The callbacks let the turn's tools ask the user (approvals under
-``approval: ask`` included) and show notices."""
+"""``(topic_id, profile, *, approve, ask_user, on_notice, follow_up) -> Session``; called in a
+worker thread (it touches the store). The callbacks let the turn's tools ask the user (approvals
+under ``approval: ask`` included) and show notices; ``follow_up=False`` queues no background jobs
+after the turn (its session is about to be discarded)."""
+
+Discard = Callable[[str], Any]
+"""``(topic_id)``: delete a session that was not to be kept; called in a worker thread."""
 
 
 class ShuttingDown(RuntimeError):
@@ -70,6 +74,8 @@ class QueueItem:
     content: str | list[dict[str, Any]]
     profile: str | None = None
     interactive: bool = True  # False: whoever waits for the turn cannot answer its questions
+    options: CallOptions = CallOptions()
+    keep: bool = True  # False: the session is deleted when the turn ends (``store: false``)
     created: float = field(default_factory=time.time)
 
     @property
@@ -134,12 +140,14 @@ class TurnManager:
         self,
         open_session: OpenSession,
         *,
+        discard: Discard | None = None,
         keep_turns: int = 3,
         max_entries: int = 50_000,
         max_idle_sessions: int = 200,
         heartbeat: float = 15.0,
     ) -> None:
         self._open_session = open_session
+        self._discard = discard
         self.interactions = Interactions()  # the questions the running turns ask
         self._channels: OrderedDict[str, _Channel] = OrderedDict()
         self._keep_turns = keep_turns
@@ -188,14 +196,23 @@ class TurnManager:
         content: str | list[dict[str, Any]],
         profile: str | None = None,
         interactive: bool = True,
+        *,
+        options: CallOptions = CallOptions(),
+        keep: bool = True,
     ) -> Submission:
         """Queue a message; it starts at once when the session is idle. A turn that is not
-        ``interactive`` asks nobody: approvals are refused and questions get their default."""
+        ``interactive`` asks nobody: approvals are refused and questions get their default.
+        ``options`` go to every model call of the turn; a turn that does not ``keep`` its
+        session deletes it when it ends (a discard is needed for that)."""
         if self._closing:
             raise ShuttingDown("the server is shutting down")
+        if not keep and self._discard is None:
+            raise ValueError("this turn manager cannot discard sessions")
         channel = self._channel(topic_id)
         since = channel.last_id
-        item = QueueItem(uuid.uuid4().hex[:16], content, profile, interactive)
+        item = QueueItem(
+            uuid.uuid4().hex[:16], content, profile, interactive, options=options, keep=keep
+        )
         channel.queue.append(item)
         if channel.current is None:
             self._advance(channel)
@@ -342,12 +359,21 @@ class TurnManager:
                 approve=hooks.approve if item.interactive else None,
                 ask_user=hooks.ask_user if item.interactive else None,
                 on_notice=hooks.on_notice,
+                follow_up=item.keep,
             )
             session = await asyncio.to_thread(open_session)
-            async for event in session.run_turn(item.content):
+            async for event in session.run_turn(item.content, item.options):
                 if isinstance(event, Usage):
                     continue  # the totals arrive with Done
                 final = isinstance(event, (Done, Error))
+                if isinstance(event, Error):
+                    log.warning(
+                        "turn %s of session %s failed (%s): %s",
+                        item.id,
+                        channel.topic_id,
+                        event.kind,
+                        event.message,
+                    )
                 self._log(channel, item.id, event)
         except asyncio.CancelledError:
             final = True
@@ -369,6 +395,16 @@ class TurnManager:
             self._retire(channel, item.id)
             self._advance(channel)
             channel.notify()
+            if not item.keep:
+                await self._discard_session(channel.topic_id)
+
+    async def _discard_session(self, topic_id: str) -> None:
+        assert self._discard is not None
+        try:
+            # shielded: a turn stopped by a shutdown still leaves no session behind
+            await asyncio.shield(asyncio.to_thread(self._discard, topic_id))
+        except TeaAgentError as exc:
+            log.error("could not delete the unkept session %s: %s", topic_id, exc)
 
     def _hooks(self, channel: _Channel, item: QueueItem) -> TurnHooks:
         """The turn's ways to reach the user: its questions and notices go onto its log."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _COLUMNS = (
     "id, topic_id, role, content, parts, reasoning, tool_calls, tool_call_id, name, tokens, "
-    "created_at"
+    "created_at, status, error, duration"
 )
 WINDOW_MESSAGES = 2000
 
@@ -51,7 +51,8 @@ class MessageRepository:
                 raise StoreError(f"cannot add a message: no topic with id {topic_id!r}")
             cursor = tx.execute(
                 "INSERT INTO messages (topic_id, role, content, parts, reasoning, tool_calls, "
-                "tool_call_id, name, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tool_call_id, name, tokens, created_at, status, error, duration) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     topic_id,
                     message.role,
@@ -63,6 +64,9 @@ class MessageRepository:
                     message.name,
                     int(message.tokens),
                     created_at,
+                    message.status,
+                    message.error,
+                    message.duration,
                 ),
             )
         return dataclasses.replace(
@@ -215,4 +219,7 @@ def _message(row: sqlite3.Row) -> Message:
         topic_id=row["topic_id"],
         tokens=row["tokens"],
         created_at=row["created_at"],
+        status=row["status"],
+        error=row["error"],
+        duration=row["duration"],
     )

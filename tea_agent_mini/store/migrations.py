@@ -214,6 +214,26 @@ def _fill_codes(db: Database) -> None:
         after = int(rows[-1][0])
 
 
+def _topic_sources(db: Database) -> None:
+    # which front end made each topic (store/topics.py SOURCES). Older topics were all listed in
+    # the web UI, so they stay there, except the sessions of scheduled tasks.
+    db.execute("ALTER TABLE topics ADD COLUMN source TEXT NOT NULL DEFAULT 'ui'")
+    db.execute(
+        "UPDATE topics SET source = 'task' "
+        "WHERE id IN (SELECT topic_id FROM tasks WHERE topic_id IS NOT NULL) "
+        "OR id IN (SELECT topic_id FROM task_runs WHERE topic_id IS NOT NULL)"
+    )
+    db.execute("CREATE INDEX topics_by_source ON topics (source, updated_at)")
+
+
+def _message_outcomes(db: Database) -> None:
+    # how a turn ended (on its last assistant message) and how each tool call went, so a
+    # stopped or failed turn reads back as it was shown; see types.Message
+    db.execute("ALTER TABLE messages ADD COLUMN status TEXT")
+    db.execute("ALTER TABLE messages ADD COLUMN error TEXT")
+    db.execute("ALTER TABLE messages ADD COLUMN duration REAL")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -221,6 +241,8 @@ MIGRATIONS: list[Migration] = [
     (4, "context_levels", _context_levels),
     (5, "user_turns", _user_turns),
     (6, "memory_codes", _memory_codes),
+    (7, "topic_sources", _topic_sources),
+    (8, "message_outcomes", _message_outcomes),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -1,16 +1,23 @@
-"""Topics: one conversation each, with its title, profile, token totals and system prompt."""
+"""Topics: one conversation each, with its title, profile, source, token totals and system
+prompt."""
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import StoreError
 from .database import Database, like_pattern
 from .state import topic_scope
 
 if TYPE_CHECKING:
     import sqlite3
+
+SOURCES = ("ui", "api", "cli", "task", "subagent")
+"""The front ends that make topics: the web UI, the OpenAI-compatible API, the terminal (and
+the Python facade), scheduled tasks, subagents."""
 
 
 @dataclass
@@ -27,11 +34,12 @@ class Topic:
     system_prompt: str | None = None
     message_count: int = 0
     archived: bool = False
+    source: str = "ui"
 
 
 _SELECT = """
     SELECT t.id, t.title, t.created_at, t.updated_at, t.profile, t.prompt_tokens,
-           t.completion_tokens, t.system_prompt, t.archived,
+           t.completion_tokens, t.system_prompt, t.archived, t.source,
            (SELECT COUNT(*) FROM messages m WHERE m.topic_id = t.id) AS message_count
     FROM topics t
 """
@@ -43,15 +51,27 @@ class TopicRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def create(self, title: str = "", profile: str = "") -> Topic:
+    def create(self, title: str = "", profile: str = "", source: str = "ui") -> Topic:
+        """A new topic; ``source`` is one of :data:`SOURCES`.
+
+        Raises:
+            StoreError: an unknown source.
+        """
+        if source not in SOURCES:
+            raise StoreError(f"unknown topic source {source!r}; expected one of {SOURCES}")
         now = self._db.now()
         topic = Topic(
-            id=uuid.uuid4().hex, title=title, created_at=now, updated_at=now, profile=profile
+            id=uuid.uuid4().hex,
+            title=title,
+            created_at=now,
+            updated_at=now,
+            profile=profile,
+            source=source,
         )
         self._db.execute(
-            "INSERT INTO topics (id, title, created_at, updated_at, profile) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (topic.id, title, now, now, profile),
+            "INSERT INTO topics (id, title, created_at, updated_at, profile, source) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (topic.id, title, now, now, profile, source),
         )
         return topic
 
@@ -81,12 +101,17 @@ class TopicRepository:
         offset: int = 0,
         query: str | None = None,
         include_archived: bool = False,
+        sources: tuple[str, ...] = (),
     ) -> list[Topic]:
-        """Topics, most recently updated first; ``query`` matches titles case-insensitively."""
+        """Topics, most recently updated first; ``query`` matches titles case-insensitively,
+        ``sources`` (when given) keeps the topics made by those front ends."""
         where: list[str] = []
         params: list[Any] = []
         if not include_archived:
             where.append("t.archived = 0")
+        if sources:
+            where.append(f"t.source IN ({', '.join('?' * len(sources))})")
+            params.extend(sources)
         if query:
             where.append("t.title LIKE ? ESCAPE '\\'")
             params.append(like_pattern(query))
@@ -103,6 +128,16 @@ class TopicRepository:
         with self._db.transaction() as tx:
             tx.execute("DELETE FROM state WHERE scope = ?", (topic_scope(topic_id),))
             return tx.execute("DELETE FROM topics WHERE id = ?", (topic_id,)).rowcount > 0
+
+    def delete_many(self, topic_ids: builtins.list[str]) -> builtins.list[str]:
+        """Delete several topics in one transaction; returns the ids that existed."""
+        deleted: builtins.list[str] = []
+        with self._db.transaction() as tx:
+            for topic_id in dict.fromkeys(topic_ids):
+                tx.execute("DELETE FROM state WHERE scope = ?", (topic_scope(topic_id),))
+                if tx.execute("DELETE FROM topics WHERE id = ?", (topic_id,)).rowcount > 0:
+                    deleted.append(topic_id)
+        return deleted
 
     def touch(self, topic_id: str) -> bool:
         """Mark the topic as just used, moving it to the top of :meth:`list`."""
@@ -141,4 +176,5 @@ def _topic(row: sqlite3.Row) -> Topic:
         system_prompt=row["system_prompt"],
         message_count=row["message_count"],
         archived=bool(row["archived"]),
+        source=row["source"],
     )

@@ -28,6 +28,7 @@ from tests.server.server_helpers import LiveServer
 # Bodies whose required fields need a meaningful value to get past the first check.
 BASELINES: dict[tuple[str, str], Any] = {
     ("POST", "/v1/chat/completions"): {"messages": [{"role": "user", "content": "fuzz"}]},
+    ("POST", "/v1/responses"): {"input": "fuzz"},
     ("POST", "/v1/tasks"): {
         "name": "fuzz",
         "schedule": "interval:3600",

@@ -87,7 +87,11 @@ def test_queue_listing_cancel_and_abort(http, scripted_server):
     assert [e["kind"] for e in errors] == ["cancelled", "cancelled", "cancelled"]
     assert sum(e["message"] == "removed from the queue" for e in errors) == 2
     stored = http.get(f"/v1/sessions/{sid}/messages").json()["data"]
-    assert [m["content"] for m in stored] == ["long one"]
+    assert [(m["role"], m["content"]) for m in stored] == [
+        ("user", "long one"),
+        ("assistant", None),
+    ]
+    assert stored[1]["status"] == "stopped" and stored[1]["error"] == "the turn was stopped"
 
 
 def test_resume_with_last_event_id_and_since(http, scripted_server):

@@ -1,14 +1,18 @@
 """``POST /v1/chat/completions``: OpenAI-compatible, over the same turns as the UI stream.
 
-Without ``session_id`` a new session is made from the request: system messages become its
-system prompt, earlier user/assistant messages its history, and the last user message is the
-turn. With ``session_id`` the stored session continues and only the last message is used. The
-response carries ``X-Session-Id`` either way.
+Without ``session_id`` a new session (source ``api``) is made from the request: system messages
+become its system prompt, earlier user/assistant messages its history, and the last user message
+is the turn. With ``session_id`` the stored session continues and only the last message is used.
+``store: false`` deletes the new session when the turn ends. The response carries
+``X-Session-Id`` either way. Sampling and format fields go to every model call of the turn
+(``sampling.py``). ``/v1/responses`` (``responses.py``) starts and streams its turns through the
+helpers here.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from starlette.requests import Request
@@ -18,7 +22,13 @@ from starlette.routing import Route
 from ...types import Done, Error, Notice, ReasoningDelta
 from ..api_errors import ApiError
 from ..bodies import read_json
-from ..openai_format import ChatRequest, CompletionEncoder, error_api, parse_chat_request
+from ..openai_format import (
+    ChatRequest,
+    CompletionEncoder,
+    StreamEncoder,
+    error_api,
+    parse_chat_request,
+)
 from ..spec import endpoint
 from ..sse import sse_comment, sse_response
 from ..state import ServerState, blocking, require_topic, runtime_for, state
@@ -30,6 +40,14 @@ _NOT_OUTPUT = (Notice, TurnStarted, Queued)
 CHAT_BODY_LIMIT = 32 * 1024 * 1024  # images arrive inline as data URLs
 
 
+@dataclass(frozen=True)
+class StartedTurn:
+    topic_id: str
+    turn: str  # the queue item's id
+    since: int  # follow the log from here
+    model: str  # the model that answers
+
+
 def _profile(req: ChatRequest) -> str | None:
     if req.profile:
         return req.profile
@@ -38,16 +56,44 @@ def _profile(req: ChatRequest) -> str | None:
     return None
 
 
-def import_conversation(st: ServerState, req: ChatRequest, profile: str) -> str:
-    """A new session holding the request's system prompt and earlier messages (blocking)."""
+def import_conversation(st: ServerState, req: ChatRequest, profile: str, topic_id: str) -> str:
+    """Store the request's system prompt and earlier messages in the session ``topic_id``, a new
+    one (source ``api``) when it is empty (blocking); returns the session's id."""
     store = st.store
-    text = req.turn if isinstance(req.turn, str) else ""
-    topic = store.topics.create(title=title_from(text), profile=profile)
+    if not topic_id:
+        text = req.turn if isinstance(req.turn, str) else _text(req.turn)
+        topic_id = store.topics.create(title=title_from(text), profile=profile, source="api").id
     if req.system:
-        store.topics.set_system_prompt(topic.id, req.system)
+        store.topics.set_system_prompt(topic_id, req.system)
     for message in req.history:
-        store.messages.add(topic.id, message)
-    return topic.id
+        store.messages.add(topic_id, message)
+    return topic_id
+
+
+def _text(parts: list[dict[str, Any]]) -> str:
+    return " ".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+
+
+async def start_turn(
+    st: ServerState, request: Request, req: ChatRequest, *, continue_history: bool = False
+) -> StartedTurn:
+    """Queue the request's turn in its session, made first unless ``req.session_id`` names
+    one. A continued session takes the request's earlier messages only with
+    ``continue_history`` (``/v1/responses``: its input holds new items only)."""
+    profile = _profile(req)
+    runtime = await runtime_for(st, profile)
+    topic_id = ""
+    if req.session_id:
+        topic_id = (await require_topic(request, req.session_id)).id
+    if not topic_id or continue_history:
+        topic_id = await blocking(import_conversation, st, req, runtime.config.profile, topic_id)
+    # An OpenAI client has no way to answer an approval or a question: they are refused or get
+    # their default at once, rather than waiting out their timeout.
+    submission = st.turns.submit(
+        topic_id, req.turn, profile, interactive=False, options=req.options, keep=req.store
+    )
+    model = runtime.config.main_model.model_name
+    return StartedTurn(topic_id, submission.item.id, submission.since, model)
 
 
 @endpoint(
@@ -63,6 +109,12 @@ def import_conversation(st: ServerState, req: ChatRequest, profile: str) -> str:
         "deltas, then `finish_reason`, the usage chunk with `stream_options.include_usage`, "
         "and `data: [DONE]`). A failure after streaming began is sent as "
         '`data: {"error": {...}}` before `[DONE]`. Client-supplied `tools` are refused (400). '
+        "`temperature`, `top_p`, `max_tokens` (or `max_completion_tokens`), `stop`, `seed`, "
+        "`presence_penalty`, `frequency_penalty` and `response_format` (json_object, "
+        "json_schema) go to every model call of the turn; `logprobs` is refused (400). A "
+        "request without `session_id` makes a new session (source `api`): pass its "
+        "`X-Session-Id` back as `session_id` to continue it (only the last message is used "
+        "then), or send `store: false` to leave no session behind. "
         "Nobody can be asked from here: under `approval: ask` a writing tool call is refused at "
         "once (the model is told why), and a question a tool asks gets its default."
     ),
@@ -70,21 +122,14 @@ def import_conversation(st: ServerState, req: ChatRequest, profile: str) -> str:
 async def chat_completions(request: Request) -> Response:
     st = state(request)
     req = parse_chat_request(await read_json(request, limit=CHAT_BODY_LIMIT))
-    profile = _profile(req)
-    runtime = await runtime_for(st, profile)
-    if req.session_id:
-        topic_id = (await require_topic(request, req.session_id)).id
-    else:
-        topic_id = await blocking(import_conversation, st, req, runtime.config.profile)
-    # An OpenAI client has no way to answer an approval or a question: they are refused or get
-    # their default at once, rather than waiting out their timeout.
-    submission = st.turns.submit(topic_id, req.turn, profile, interactive=False)
-    since, turn = submission.since, submission.item.id
-    encoder = CompletionEncoder(runtime.config.main_model.model_name, req.include_usage)
-    headers = {"X-Session-Id": topic_id}
+    started = await start_turn(st, request, req)
+    encoder = CompletionEncoder(started.model, req.include_usage)
+    headers = {"X-Session-Id": started.topic_id}
     if req.stream:
-        return await _stream(st.turns.follow_batches(topic_id, since, turn=turn), encoder, headers)
-    return await _whole(st.turns.follow(topic_id, since, turn=turn), encoder, headers)
+        return await stream_turn(st, started, encoder, headers)
+    return await _whole(
+        st.turns.follow(started.topic_id, started.since, turn=started.turn), encoder, headers
+    )
 
 
 async def _whole(
@@ -98,20 +143,20 @@ async def _whole(
         elif isinstance(event, Done):
             return JSONResponse(encoder.completion(event, "".join(reasoning)), headers=headers)
         elif isinstance(event, Error):
-            _raise_with(error_api(event), headers)
-    _raise_with(ApiError(500, "the turn ended without an answer"), headers)
+            raise_with(error_api(event), headers)
+    raise_with(ApiError(500, "the turn ended without an answer"), headers)
 
 
-def _raise_with(error: ApiError, headers: dict[str, str]) -> NoReturn:
+def raise_with(error: ApiError, headers: dict[str, str]) -> NoReturn:
     error.headers = {**(error.headers or {}), **headers}
     raise error
 
 
-async def _stream(
-    batches: AsyncIterator[list[Entry] | None],
-    encoder: CompletionEncoder,
-    headers: dict[str, str],
+async def stream_turn(
+    st: ServerState, started: StartedTurn, encoder: StreamEncoder, headers: dict[str, str]
 ) -> Response:
+    """The turn as an SSE response of ``encoder``'s frames."""
+    batches = st.turns.follow_batches(started.topic_id, started.since, turn=started.turn)
     # Wait for the first output: a failure before it is still a proper HTTP error status, which
     # the openai client turns into the matching exception class. After a heartbeat's worth of
     # quiet (tools running), start streaming anyway so keep-alive comments can flow.
@@ -125,36 +170,27 @@ async def _stream(
             head = batch[start:]
             break
     if head is None:
-        _raise_with(ApiError(500, "the turn ended without an answer"), headers)
+        raise_with(ApiError(500, "the turn ended without an answer"), headers)
     if head and isinstance(head[0].event, Error):
-        _raise_with(error_api(head[0].event), headers)
+        raise_with(error_api(head[0].event), headers)
     return sse_response(_chunks(head, batches, encoder), headers=headers)
 
 
 async def _chunks(
-    head: list[Entry], batches: AsyncIterator[list[Entry] | None], encoder: CompletionEncoder
+    head: list[Entry], batches: AsyncIterator[list[Entry] | None], encoder: StreamEncoder
 ) -> AsyncIterator[bytes]:
-    yield encoder.role_chunk() + _frames(head, encoder)
+    yield encoder.opening() + _frames(head, encoder)
     async for batch in batches:
         data = _frames(batch, encoder)
         if data:
             yield data
 
 
-def _frames(batch: list[Entry] | None, encoder: CompletionEncoder) -> bytes:
+def _frames(batch: list[Entry] | None, encoder: StreamEncoder) -> bytes:
     """One write for everything that was ready (a keep-alive comment for a quiet spell)."""
     if batch is None:
         return sse_comment("keep-alive")
-    return b"".join(frame for entry in batch for frame in _encode(entry.event, encoder))
-
-
-def _encode(event: Any, encoder: CompletionEncoder) -> list[bytes]:
-    if isinstance(event, Done):
-        return encoder.finish(event)
-    if isinstance(event, Error):
-        return encoder.error(event)
-    chunk = encoder.delta(event)
-    return [chunk] if chunk is not None else []
+    return b"".join(frame for entry in batch for frame in encoder.encode(entry.event))
 
 
 def routes() -> list[Route]:

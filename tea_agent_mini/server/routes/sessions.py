@@ -1,4 +1,5 @@
-"""Sessions (stored topics): list, create, read, rename, delete, and their stored messages."""
+"""Sessions (stored topics): list (by source), create, read, rename, delete (one or many), and
+their stored messages."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ...store.topics import SOURCES
 from ...types import Message
 from ..api_errors import ApiError
 from ..bodies import Fields, query_int, read_json
@@ -20,6 +22,7 @@ PROMPT_LIMIT = 100_000
 SESSION_FIELDS = ("title", "system_prompt")
 MESSAGES_DEFAULT = 100
 MESSAGES_MAX = 1000
+BULK_MAX = 1000
 
 
 def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
@@ -31,6 +34,7 @@ def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
         "created": topic.created_at,
         "updated": topic.updated_at,
         "profile": topic.profile,
+        "source": topic.source,
         "prompt_tokens": topic.prompt_tokens,
         "completion_tokens": topic.completion_tokens,
         "total_tokens": topic.prompt_tokens + topic.completion_tokens,
@@ -56,6 +60,9 @@ def message_json(message: Message) -> dict[str, Any]:
         "name": message.name,
         "tokens": message.tokens,
         "created": message.created_at,
+        "status": message.status,
+        "error": message.error,
+        "duration": message.duration,
     }
 
 
@@ -72,10 +79,16 @@ def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
         "limit": "int - at most 200 (default 50)",
         "offset": f"int - sessions to skip, at most {MAX_OFFSET}",
         "q": "str - title filter",
+        "source": f"str - only sessions made by these front ends, comma-separated: "
+        f"{', '.join(SOURCES)}",
     },
     response="SessionList",
     errors=(400,),
-    description="Most recently updated first; `has_more` says more follow at offset + limit.",
+    description=(
+        "Most recently updated first; `has_more` says more follow at offset + limit. Every "
+        "session names its `source`: the web UI, the OpenAI-compatible API (`api`), the "
+        "terminal (`cli`), a scheduled `task` or a `subagent`."
+    ),
 )
 async def list_sessions(request: Request) -> JSONResponse:
     st = state(request)
@@ -84,9 +97,24 @@ async def list_sessions(request: Request) -> JSONResponse:
     query = request.query_params.get("q") or None
     if query is not None and len(query) > 500:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
-    found = await blocking(st.store.topics.list, limit=limit + 1, offset=offset, query=query)
+    sources = _sources(request.query_params.get("source") or "")
+    found = await blocking(
+        st.store.topics.list, limit=limit + 1, offset=offset, query=query, sources=sources
+    )
     topics, more = trim(found, limit)
     return JSONResponse(page_json([session_json(t, st) for t in topics], more))
+
+
+def _sources(raw: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(name.strip() for name in raw.split(",") if name.strip()))
+    unknown = [name for name in names if name not in SOURCES]
+    if unknown:
+        raise ApiError(
+            400,
+            f"query parameter 'source': unknown source {unknown[0][:40]!r}; "
+            f"expected {', '.join(SOURCES)}",
+        )
+    return names
 
 
 @endpoint("Create a session", tag="sessions", body="SessionCreate", response="Session", status=201)
@@ -102,7 +130,7 @@ async def create_session(request: Request) -> JSONResponse:
 
 def _create(st: ServerState, title: str, prompt: str | None) -> Any:
     store = st.store
-    topic = store.topics.create(title=title, profile=st.runtime.config.profile)
+    topic = store.topics.create(title=title, profile=st.runtime.config.profile, source="ui")
     if prompt:
         store.topics.set_system_prompt(topic.id, prompt)
     return store.topics.get(topic.id)
@@ -154,6 +182,51 @@ async def delete_session(request: Request) -> JSONResponse:
     return JSONResponse({"id": topic.id, "object": "session", "deleted": True})
 
 
+BULK_DELETE = (
+    f"`ids`: up to {BULK_MAX} session ids. Their running turns are stopped and queued "
+    "messages dropped first; ids that name no session come back in `not_found`."
+)
+
+
+@endpoint(
+    "Delete several sessions",
+    tag="sessions",
+    body="SessionsDelete",
+    response="SessionsDeleted",
+    errors=(400,),
+    description=BULK_DELETE,
+)
+async def delete_sessions(request: Request) -> JSONResponse:
+    return await _delete_many(request)
+
+
+@endpoint(
+    "Delete several sessions (POST, for clients that send no body with DELETE)",
+    tag="sessions",
+    body="SessionsDelete",
+    response="SessionsDeleted",
+    errors=(400,),
+    description=BULK_DELETE,
+)
+async def delete_sessions_by_post(request: Request) -> JSONResponse:
+    return await _delete_many(request)
+
+
+async def _delete_many(request: Request) -> JSONResponse:
+    st = state(request)
+    body = await read_json(request)
+    _check_known(body, ("ids",))
+    ids = body.str_list("ids", max_items=BULK_MAX)
+    if not ids:
+        raise ApiError(400, "field 'ids' is required (a non-empty array of session ids)")
+    for topic_id in ids:
+        await st.turns.forget(topic_id)
+    deleted = await blocking(st.store.topics.delete_many, ids)
+    gone = set(deleted)
+    missing = [topic_id for topic_id in dict.fromkeys(ids) if topic_id not in gone]
+    return JSONResponse({"object": "list", "deleted": deleted, "not_found": missing})
+
+
 @endpoint(
     "Stored messages of a session",
     tag="sessions",
@@ -197,6 +270,8 @@ def routes() -> list[Route]:
     return [
         Route("/v1/sessions", list_sessions, methods=["GET"]),
         Route("/v1/sessions", create_session, methods=["POST"]),
+        Route("/v1/sessions", delete_sessions, methods=["DELETE"]),
+        Route("/v1/sessions/delete", delete_sessions_by_post, methods=["POST"]),
         Route("/v1/sessions/{id}", get_session, methods=["GET"]),
         Route("/v1/sessions/{id}", update_session, methods=["PATCH"]),
         Route("/v1/sessions/{id}", delete_session, methods=["DELETE"]),

@@ -28,7 +28,12 @@ class App {
     this.activeId = tabState.get("active", null);
     this.root = $("#app");
     this.chatArea = $("#chat-area");
-    this.sessionList = new SessionList(this, { list: $("#session-list"), filter: $("#session-filter") });
+    this.sessionList = new SessionList(this, {
+      list: $("#session-list"),
+      filter: $("#session-filter"),
+      source: $("#session-source"),
+      deleteListed: $("#delete-listed"),
+    });
     this.composer = new Composer(this, {
       form: $("#composer"),
       input: $("#input"),

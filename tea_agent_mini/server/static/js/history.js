@@ -1,5 +1,7 @@
 // Stored messages (GET /v1/sessions/{id}/messages) -> turn views: a user message opens a turn; the
-// assistant messages, tool calls and tool results after it fill that turn's answer.
+// assistant messages, tool calls and tool results after it fill that turn's answer. A turn that was
+// stopped or failed ends with an assistant message whose status says so (with the error and the
+// part of the answer that had arrived); tool messages carry their status and duration.
 import { TurnView } from "./turnview.js";
 
 const ATTACHED_FILE = /^\[attached file ([^\]\n]+)\]\n/;
@@ -58,8 +60,19 @@ export function buildTurns(messages) {
       for (const call of message.tool_calls || []) {
         current.toolStart({ call_id: call.id, name: call.name, arguments: call.arguments });
       }
+      if (message.status === "stopped" || message.status === "failed") {
+        current.error({ message: message.error || message.status, kind: message.status === "stopped" ? "cancelled" : "error" });
+      }
     } else if (message.role === "tool") {
-      answerView().toolResult({ call_id: message.tool_call_id, name: message.name || "tool", ok: null, preview: textOf(message.content) });
+      const ok = message.status === "ok" ? true : message.status ? false : null;
+      answerView().toolResult({
+        call_id: message.tool_call_id,
+        name: message.name || "tool",
+        ok,
+        preview: textOf(message.content),
+        error: message.error,
+        duration: message.duration,
+      });
     }
   }
   for (const item of views) {

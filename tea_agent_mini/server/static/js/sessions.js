@@ -1,24 +1,37 @@
-// The session list in the sidebar (new, switch, rename, delete, filter by title) and the tab strip
-// of the sessions open in this page (each keeps streaming while another is shown).
+// The session list in the sidebar (new, switch, rename, delete, filter by title and by source,
+// delete every listed session) and the tab strip of the sessions open in this page (each keeps
+// streaming while another is shown).
 import { h, icon, iconButton, confirmBox, relativeTime, debounce, toast } from "./dom.js";
+import { prefs } from "./prefs.js";
 
 export function sessionTitle(session) {
   return (session && session.title) || "New chat";
 }
 
 export class SessionList {
-  constructor(app, { list, filter }) {
+  constructor(app, { list, filter, source, deleteListed }) {
     this.app = app;
     this.list = list;
     this.filter = filter;
+    this.source = source;
     this.sessions = [];
     this.editing = null;
+    // the web UI's own sessions by default: API clients and tasks make many
+    source.value = prefs.get("sessionSource", "ui");
     filter.addEventListener("input", debounce(() => this.refresh(), 200));
+    source.addEventListener("change", () => {
+      prefs.set("sessionSource", source.value);
+      this.refresh();
+    });
+    deleteListed.addEventListener("click", () => this.removeListed());
   }
 
   async refresh() {
     const query = this.filter.value.trim();
-    const path = `/v1/sessions?limit=100${query ? `&q=${encodeURIComponent(query)}` : ""}`;
+    const params = new URLSearchParams({ limit: "100" });
+    if (query) params.set("q", query);
+    if (this.source.value) params.set("source", this.source.value);
+    const path = `/v1/sessions?${params}`;
     // answers can arrive out of order: only the newest request's list is shown
     const ticket = (this.ticket = (this.ticket || 0) + 1);
     let sessions;
@@ -40,7 +53,7 @@ export class SessionList {
   render(force = false) {
     const active = this.app.activeId;
     const minute = Math.floor(Date.now() / 60000); // keeps "5 min ago" current
-    const signature = JSON.stringify([active, minute, this.filter.value, this.sessions.map((s) => [s.id, s.title, s.updated, this.busy(s)])]);
+    const signature = JSON.stringify([active, minute, this.filter.value, this.source.value, this.sessions.map((s) => [s.id, s.title, s.updated, this.busy(s)])]);
     if (!force && signature === this.signature) return;
     this.signature = signature;
     const items = this.sessions.map((session) => this.item(session, session.id === active));
@@ -64,7 +77,13 @@ export class SessionList {
         "button",
         { type: "button", class: "session-open", onclick: () => this.app.openSession(session.id) },
         h("span", { class: "session-title" }, sessionTitle(session)),
-        h("span", { class: "session-meta" }, busy ? h("span", { class: "busy-dot", title: "running" }) : null, relativeTime(session.updated)),
+        h(
+          "span",
+          { class: "session-meta" },
+          busy ? h("span", { class: "busy-dot", title: "running" }) : null,
+          relativeTime(session.updated),
+          session.source && session.source !== "ui" ? h("span", { class: "session-source" }, session.source) : null,
+        ),
       ),
       h(
         "span",
@@ -119,6 +138,21 @@ export class SessionList {
       return;
     }
     this.app.closeSession(session.id);
+    await this.refresh();
+  }
+
+  async removeListed() {
+    const ids = this.sessions.map((session) => session.id);
+    if (!ids.length) return;
+    const ok = await confirmBox(`Delete the ${ids.length} session(s) listed and all their messages?`);
+    if (!ok) return;
+    try {
+      await this.app.api.post("/v1/sessions/delete", { ids });
+    } catch (error) {
+      toast(`Delete failed: ${error.message}`, "error");
+      return;
+    }
+    for (const id of ids) this.app.closeSession(id);
     await this.refresh();
   }
 }
