@@ -33,7 +33,11 @@ def test_the_sidebar_filters_by_source_and_deletes_what_it_lists(page, live):
             assert http.post("/v1/chat/completions", json=body).status_code == 200
     open_app(page, live.url)
     chat(page, "from the page")
-    page.wait_for_function("() => document.querySelectorAll('#session-list .session').length")
+    # the sidebar shows "New chat" until the session's title arrives
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#session-list .session-title')]"
+        ".some(e => e.textContent === 'from the page')"
+    )
     assert titles(page) == ["from the page"]
 
     page.select_option("#session-source", "api")
