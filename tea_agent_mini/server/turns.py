@@ -269,6 +269,8 @@ class TurnManager:
             channel.notify()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        for channel in list(self._channels.values()):
+            channel.notify()  # the followers of turns that have now ended
 
     # -- following ----------------------------------------------------------------------------
 
@@ -307,7 +309,9 @@ class TurnManager:
                         break
             if batch:
                 yield batch
-            if finished or self._closing or self._channels.get(topic_id) is not channel:
+            # at shutdown a running turn still logs how it ended (cancelled) before streams close
+            closed = self._closing and not channel.busy
+            if finished or closed or self._channels.get(topic_id) is not channel:
                 return
             if turn is None and not channel.busy:
                 return
