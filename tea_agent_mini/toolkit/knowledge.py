@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tea_agent_mini.errors import ToolError
-from tea_agent_mini.memory.terms import keyword_terms, normalise_text
+from tea_agent_mini.terms import keyword_terms, normalise_text
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.mdfiles import read_document, slugify, string_list, write_document
 from tea_agent_mini.toolkit.registry import tool

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tea_agent_mini.memory.terms import (
-    content_hash,
-    fact_markers,
-    jaccard,
-    keyword_terms,
-    lost_facts,
-)
+from tea_agent_mini.terms import content_hash, fact_markers, jaccard, keyword_terms, lost_facts
 
 
 @pytest.mark.parametrize(
