@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from .mcp.manager import McpManager
     from .memory.manager import MemoryManager
     from .scheduler.runner import SchedulerRunner
+    from .shell.sandbox import Sandbox
     from .skills.cache import SkillsCache
     from .store import Store
     from .toolkit.registry import Toolkit
-    from .toolkit.sandbox import Sandbox
     from .toolkit.selection import ToolMenu
     from .types import Done, Message
 
@@ -125,7 +125,7 @@ class Runtime:
     @property
     def sandbox(self) -> Sandbox:
         """How shell commands are confined (read at call time: a profile switch changes it)."""
-        from .toolkit.sandbox import sandbox_for
+        from .shell.sandbox import sandbox_for
 
         return sandbox_for(self.config)
 
@@ -260,7 +260,7 @@ class Runtime:
         from .context.block import time_line, workspace_overview
         from .context.resume import unfinished_work_section
         from .skills.catalog import relevant_skills_section
-        from .toolkit.modes import mode_prompt_section
+        from .tools.modes import mode_prompt_section
 
         budget = SECTION_BUDGETS[profile]
         memories = self.memory.prompt_block(query) if query else ""

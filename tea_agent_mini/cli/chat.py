@@ -34,7 +34,7 @@ class ChatRepl:
         self.session = None
 
     def run(self, topic_id: str | None = None) -> int:
-        from ..toolkit.orphans import reap_orphans
+        from ..shell.orphans import reap_orphans
 
         reap_orphans(self.runtime.config.home)
         self._open(topic_id)

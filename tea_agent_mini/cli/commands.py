@@ -58,7 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 async def _run_turn(config, prompt, topic_id, recorder, printer) -> None:
     from ..runtime import Runtime
-    from ..toolkit.orphans import reap_orphans
+    from ..shell.orphans import reap_orphans
 
     runtime = Runtime(config)
     try:
@@ -180,7 +180,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..errors import ToolError
     from ..runtime import Runtime
     from ..toolkit.context import ToolContext
-    from ..toolkit.scheduler_tool import toolkit_scheduler
+    from ..tools.scheduler import toolkit_scheduler
 
     config = load(args)
     runtime = Runtime(config)

@@ -114,7 +114,7 @@ def check_request(
 
 def check_sandbox(config: Config) -> Check:
     """Whether shell commands run confined; a failure only when agent.sandbox is required."""
-    from ..toolkit.sandbox import sandbox_for
+    from ..shell.sandbox import sandbox_for
 
     box = sandbox_for(config)
     confined, detail = box.status()

@@ -1,6 +1,6 @@
 """L0's "unfinished work" section: the topic's open plan and todo list, so a turn can resume them.
 
-The shapes are those of ``toolkit/plan.py`` (state key "plan") and ``toolkit/todo.py`` (state
+The shapes are those of ``tools/plan.py`` (state key "plan") and ``tools/todo.py`` (state
 key "todo"); their own parsers and renderers are reused so the section reads like the tools'
 output the model already knows.
 """
@@ -44,14 +44,14 @@ def unfinished_work_section(store: Store, topic_id: str, max_chars: int = MAX_CH
 
 
 def _plan_text(raw: Any) -> str:
-    from ..toolkit.plan import Plan, render
+    from ..tools.plan import Plan, render
 
     plan = Plan.from_state(raw)
     return render(plan) if plan is not None and plan.unfinished else ""
 
 
 def _todo_text(raw: Any) -> str:
-    from ..toolkit.todo import TodoItem, render
+    from ..tools.todo import TodoItem, render
 
     entries = raw.get("items", []) if isinstance(raw, dict) else []
     items = [

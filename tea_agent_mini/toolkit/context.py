@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
-from tea_agent_mini.toolkit.sandbox import Sandbox
+from tea_agent_mini.shell.sandbox import Sandbox
 from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
+# Directories a listing shows but does not descend into (toolkit_file, toolkit_glob/grep, the
+# workspace overview of the context block).
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", "venv", ".venv", ".tox", ".mypy_cache"}
+    | {".pytest_cache", ".ruff_cache"}
+)
 
 
 @dataclass

@@ -17,8 +17,8 @@ from tea_agent_mini.mcp.errors import McpError
 from tea_agent_mini.mcp.manager import McpManager
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.executor import ToolExecutor
-from tea_agent_mini.toolkit.mcp_tool import toolkit_mcp
 from tea_agent_mini.toolkit.registry import Toolkit
+from tea_agent_mini.tools.mcp import toolkit_mcp
 from tea_agent_mini.types import ToolCall
 
 pytest.importorskip(
