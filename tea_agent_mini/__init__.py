@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Agent": "tea_agent_mini.agent.facade:Agent",
+    "Agent": "tea_agent_mini.facade:Agent",
     "Session": "tea_agent_mini.agent.session:Session",
     "Runtime": "tea_agent_mini.runtime:Runtime",
     "Config": "tea_agent_mini.config:Config",
@@ -34,10 +34,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .agent.facade import Agent
     from .agent.session import Session
     from .config import Config, load_config
     from .errors import TeaAgentError
+    from .facade import Agent
     from .runtime import Runtime
     from .toolkit.registry import tool
 

@@ -17,8 +17,8 @@ from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
-    from .agent.prompts import Profile
     from .agent.session import Session, UserContent
+    from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
     from .llm.tokens import TokenCalibrator
@@ -208,7 +208,7 @@ class Runtime:
 
     @property
     def prompt_profile(self) -> Profile:
-        from .agent.prompts import profile_for
+        from .context.prompts import profile_for
 
         return profile_for(self.config.agent.prompt, self.config.main_model.max_context_tokens)
 
@@ -258,9 +258,9 @@ class Runtime:
         """The volatile context of a turn: memories, skills, unfinished work, mode, the
         workspace's top level, time — each within its budget for the profile."""
         from .context.block import time_line, workspace_overview
+        from .context.modes import mode_prompt_section
         from .context.resume import unfinished_work_section
         from .skills.catalog import relevant_skills_section
-        from .tools.modes import mode_prompt_section
 
         budget = SECTION_BUDGETS[profile]
         memories = self.memory.prompt_block(query) if query else ""
@@ -346,6 +346,23 @@ SECTION_BUDGETS: dict[str, SectionBudget] = {
     "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200, workspace_entries=25),
     "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000, workspace_entries=60),
 }
+
+
+def config_secrets(config: Config) -> list[str]:
+    """Every secret the configuration holds, for the log guard (``redact.guard_logs``): API
+    keys, header values, credentials in URLs and what the MCP servers' entries carry
+    (``${VAR}`` values, headers, secret-looking env)."""
+    from .mcp.servers import load_servers
+    from .redact import header_secrets, url_secrets, usable_secrets
+
+    found: list[str] = [config.server.api_key, config.embedding.api_key]
+    found += url_secrets(config.embedding.api_url)
+    for model in (config.main_model, config.cheap_model):
+        found += [model.api_key, *url_secrets(model.api_url)]
+        found += header_secrets(model.extra_headers)
+    for server in load_servers(config.mcp_servers, config.home).servers.values():
+        found += server.secrets
+    return usable_secrets(found)
 
 
 def _cap_lines(text: str, limit: int) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 
 from .._version import __version__
 from ..config import Config, load_config
-from ..redact import config_secrets, guard_logs
+from ..redact import guard_logs
+from ..runtime import config_secrets
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter, TurnRecorder

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from ..config import Config, load_config
 from ..errors import TeaAgentError
-from ..redact import config_secrets, guard_logs, mask_url
+from ..redact import guard_logs, mask_url
+from ..runtime import config_secrets
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def check_request(
     config: Config, message: str = "Create hello.py that prints hello world."
 ) -> Check:
     """The size of a first request for a plain task, against the configured window."""
-    from ..agent.prompts import PromptParts, build_system_prompt, profile_for
+    from ..context.prompts import PromptParts, build_system_prompt, profile_for
     from ..context.turn import PROMPT_SHARE
     from ..llm.tokens import estimate_messages_tokens
     from ..toolkit.registry import Toolkit

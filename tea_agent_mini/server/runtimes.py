@@ -13,7 +13,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config, profile_path
-from ..redact import config_secrets, guard_logs
+from ..redact import guard_logs
+from ..runtime import config_secrets
 
 if TYPE_CHECKING:
     from ..agent.session import Session

@@ -8,101 +8,36 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.store.worklist import (
+    OPEN_STATUSES,
+    PLAN_KEY,
+    PLAN_STATUSES,
+    Plan,
+    PlanStep,
+    render_plan,
+    render_todo,
+)
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools import todo
 
-STATE_KEY = "plan"
-STATUSES = ("pending", "in_progress", "done", "skipped")
-OPEN_STATUSES = ("pending", "in_progress")
 ACTIONS = ("create", "show", "update_step", "add_step", "complete", "clear")
 MAX_STEPS = 50
 MAX_TEXT = 500
 RESUME_SCAN = 100  # how many recent topics task_resume looks through
-_MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]", "skipped": "[-]"}
-
-
-@dataclass
-class PlanStep:
-    text: str
-    status: str = "pending"
-    note: str = ""
-
-
-@dataclass
-class Plan:
-    goal: str
-    steps: list[PlanStep] = field(default_factory=list)
-    created_at: float = 0.0
-    updated_at: float = 0.0
-    completed_at: float | None = None
-
-    @property
-    def unfinished(self) -> bool:
-        return self.completed_at is None and any(s.status in OPEN_STATUSES for s in self.steps)
-
-    def to_state(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_state(cls, raw: Any) -> Plan | None:
-        if not isinstance(raw, dict) or not raw.get("goal"):
-            return None
-        steps = [
-            PlanStep(
-                str(s.get("text", "")), str(s.get("status", "pending")), str(s.get("note", ""))
-            )
-            for s in raw.get("steps", [])
-            if isinstance(s, dict)
-        ]
-        return cls(
-            goal=str(raw["goal"]),
-            steps=steps,
-            created_at=float(raw.get("created_at") or 0.0),
-            updated_at=float(raw.get("updated_at") or 0.0),
-            completed_at=raw.get("completed_at"),
-        )
 
 
 def load_plan(ctx: ToolContext) -> Plan | None:
-    return Plan.from_state(ctx.state_get(STATE_KEY))
+    return Plan.from_state(ctx.state_get(PLAN_KEY))
 
 
 def save_plan(ctx: ToolContext, plan: Plan | None) -> None:
     if plan is not None:
         plan.updated_at = time.time()
-    ctx.state_set(STATE_KEY, plan.to_state() if plan is not None else None)
-
-
-def render(plan: Plan | None) -> str:
-    """The plan as a compact checklist with the next step named."""
-    if plan is None:
-        return "There is no plan for this topic."
-    done = sum(step.status == "done" for step in plan.steps)
-    state = "completed" if plan.completed_at is not None else f"{done}/{len(plan.steps)} done"
-    lines = [f"Plan: {plan.goal}  ({state})"]
-    for number, step in enumerate(plan.steps, 1):
-        suffix = "  (in progress)" if step.status == "in_progress" else ""
-        note = f"  — {step.note}" if step.note else ""
-        lines.append(f"{_MARKS.get(step.status, '[?]')} {number}. {step.text}{suffix}{note}")
-    following = next_step(plan)
-    if following is not None and plan.completed_at is None:
-        lines.append(f"Next: step {following[0]}. {following[1].text}")
-    return "\n".join(lines)
-
-
-def next_step(plan: Plan) -> tuple[int, PlanStep] | None:
-    """The step in progress, else the first pending one (1-based number and step)."""
-    numbered = list(enumerate(plan.steps, 1))
-    for status in OPEN_STATUSES[::-1]:
-        for number, step in numbered:
-            if step.status == status:
-                return number, step
-    return None
+    ctx.state_set(PLAN_KEY, plan.to_state() if plan is not None else None)
 
 
 PARAMETERS = {
@@ -125,7 +60,7 @@ PARAMETERS = {
             "description": "[update_step] the step's number / [add_step] insert after this "
             "step (default: at the end; 0 inserts at the start)",
         },
-        "status": {"type": "string", "enum": list(STATUSES), "description": "[update_step]"},
+        "status": {"type": "string", "enum": list(PLAN_STATUSES), "description": "[update_step]"},
         "note": {
             "type": "string",
             "description": "[update_step] a short result or reason (e.g. why it was skipped)",
@@ -159,10 +94,10 @@ def toolkit_plan(
     if action == "create":
         plan = _create(ctx, goal, steps)
         save_plan(ctx, plan)
-        return render(plan)
+        return render_plan(plan)
     plan = load_plan(ctx)
     if action == "show":
-        return render(plan)
+        return render_plan(plan)
     if action not in ACTIONS:
         raise ToolError(f"unknown action {action!r}; use {', '.join(ACTIONS)}")
     if plan is None:
@@ -175,7 +110,7 @@ def toolkit_plan(
         return _complete(ctx, plan)
     plan.completed_at = None
     save_plan(ctx, plan)
-    return render(plan)
+    return render_plan(plan)
 
 
 def _create(ctx: ToolContext, goal: str | None, steps: list[str] | None) -> Plan:
@@ -213,8 +148,8 @@ def _update(plan: Plan, number: int | None, status: str | None, note: str | None
         raise ToolError("update_step needs 'status' and/or 'note'")
     target = plan.steps[number - 1]
     if status is not None:
-        if status not in STATUSES:
-            raise ToolError(f"status must be one of {', '.join(STATUSES)}")
+        if status not in PLAN_STATUSES:
+            raise ToolError(f"status must be one of {', '.join(PLAN_STATUSES)}")
         if status == "in_progress":
             for other in plan.steps:
                 if other is not target and other.status == "in_progress":
@@ -231,7 +166,7 @@ def _complete(ctx: ToolContext, plan: Plan) -> str:
         step.note = step.note or "left open when the plan was completed"
     plan.completed_at = time.time()
     save_plan(ctx, plan)
-    text = render(plan)
+    text = render_plan(plan)
     if skipped:
         text += f"\n({len(skipped)} open step(s) were marked skipped.)"
     return text
@@ -272,10 +207,10 @@ def _unfinished_work(ctx: ToolContext) -> str:
     parts = []
     plan = load_plan(ctx)
     if plan is not None and plan.unfinished:
-        parts.append(render(plan))
+        parts.append(render_plan(plan))
     items = todo.load_items(ctx)
     if any(item.status != "done" for item in items):
-        parts.append(todo.render(items))
+        parts.append(render_todo(items))
     return "\n\n".join(parts)
 
 

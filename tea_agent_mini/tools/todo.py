@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.store.worklist import TODO_KEY, TODO_STATUSES, TodoItem, render_todo
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
-STATE_KEY = "todo"
-STATUSES = ("pending", "in_progress", "done")
 MAX_ITEMS = 100
-_MARKS = {"pending": "[ ]", "in_progress": "[>]", "done": "[x]"}
-
-
-@dataclass
-class TodoItem:
-    id: int
-    text: str
-    status: str = "pending"
 
 
 def load_items(ctx: ToolContext) -> list[TodoItem]:
-    raw = ctx.state_get(STATE_KEY) or {}
+    raw = ctx.state_get(TODO_KEY) or {}
     items = raw.get("items", []) if isinstance(raw, dict) else []
     return [TodoItem(int(i["id"]), str(i["text"]), str(i.get("status", "pending"))) for i in items]
 
 
 def save_items(ctx: ToolContext, items: list[TodoItem]) -> None:
-    ctx.state_set(STATE_KEY, {"items": [asdict(item) for item in items]})
-
-
-def render(items: list[TodoItem]) -> str:
-    if not items:
-        return "The todo list is empty."
-    done = sum(item.status == "done" for item in items)
-    lines = [f"Todo ({done}/{len(items)} done):"]
-    for item in items:
-        suffix = "  (in progress)" if item.status == "in_progress" else ""
-        lines.append(f"{_MARKS.get(item.status, '[?]')} {item.id}. {item.text}{suffix}")
-    return "\n".join(lines)
+    ctx.state_set(TODO_KEY, {"items": [asdict(item) for item in items]})
 
 
 PARAMETERS = {
@@ -61,7 +41,7 @@ PARAMETERS = {
         "id": {"type": "integer", "description": "[update/remove] the item's number"},
         "status": {
             "type": "string",
-            "enum": list(STATUSES),
+            "enum": list(TODO_STATUSES),
             "description": "[update] new status",
         },
     },
@@ -89,7 +69,7 @@ def toolkit_todo(
 ) -> str:
     todo = load_items(ctx)
     if action == "list":
-        return render(todo)
+        return render_todo(todo)
     if action == "add":
         _add(todo, [*(items or []), *([text] if text else [])])
     elif action == "update":
@@ -101,7 +81,7 @@ def toolkit_todo(
     else:
         raise ToolError(f"unknown action {action!r}; use list, add, update, remove or clear")
     save_items(ctx, todo)
-    return render(todo)
+    return render_todo(todo)
 
 
 def _add(todo: list[TodoItem], texts: list[str]) -> None:
@@ -133,8 +113,8 @@ def _update(todo: list[TodoItem], item: TodoItem, text: str | None, status: str 
             raise ToolError("text must not be empty")
         item.text = text.strip()
     if status is not None:
-        if status not in STATUSES:
-            raise ToolError(f"status must be one of {', '.join(STATUSES)}")
+        if status not in TODO_STATUSES:
+            raise ToolError(f"status must be one of {', '.join(TODO_STATUSES)}")
         if status == "in_progress":
             for other in todo:
                 if other is not item and other.status == "in_progress":

@@ -10,13 +10,14 @@ import pytest
 
 from tea_agent_mini._version import __version__
 from tea_agent_mini.config import load_config
+from tea_agent_mini.context.modes import mode_prompt_section
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.executor import ToolExecutor
 from tea_agent_mini.toolkit.registry import Toolkit
 from tea_agent_mini.tools.introspect import has_fts5, toolkit_harness_schema, toolkit_self_report
-from tea_agent_mini.tools.modes import mode_prompt_section, toolkit_mode
+from tea_agent_mini.tools.modes import toolkit_mode
 from tea_agent_mini.tools.settings import (
     public_url,
     toolkit_config,

@@ -5,7 +5,7 @@ Servers reuse the cached prompt of an earlier request only for an identical pref
 prompt holds what stays the same across a session: identity, environment (the date at most),
 rules, AGENTS.md, the conversation's own instructions. Whatever changes from turn to turn (the
 time, memories, skills, unfinished work, the mode) goes into the context block
-(``context/block.py``), which the request builder puts just before the latest user message.
+(``block.py``), which the request builder puts just before the latest user message.
 
 Two profiles: ``full`` and ``compact`` (shorter rules and smaller budgets, for windows of 16k
 tokens or less; ``agent.prompt: auto`` picks it from ``max_context_tokens``).

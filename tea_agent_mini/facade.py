@@ -12,9 +12,9 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from ..config import Config, load_config
-from ..errors import LLMError
-from ..types import Done, Error, Event
+from .config import Config, load_config
+from .errors import LLMError
+from .types import Done, Error, Event
 
 
 class Agent:
@@ -47,7 +47,7 @@ class Agent:
         return asyncio.run(self._run(prompt))
 
     async def _run(self, prompt: str) -> list[Event]:
-        from ..runtime import Runtime
+        from .runtime import Runtime
 
         runtime = Runtime(self.config)
         try:
