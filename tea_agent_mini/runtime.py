@@ -152,6 +152,7 @@ class Runtime:
             sandbox=self.sandbox,
             runtime=self,
             toolkit=self.toolkit,
+            mcp=self.mcp,
             ask_user=ask_user,
             on_notice=on_notice,
         )

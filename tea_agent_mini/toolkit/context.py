@@ -47,6 +47,7 @@ class ToolContext:
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None
     toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
+    mcp: Any = field(default=None, repr=False)  # the McpManager, when MCP servers are configured
     # Asks the user a question: (question, choices or None, timeout seconds, default) -> answer,
     # or None when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: AskUserCallback | None = None

@@ -1,7 +1,7 @@
 """toolkit_mcp: the configured MCP servers, their state and their tools; restart one.
 
-The servers themselves are run by `tea_agent_mini.mcp.McpManager`, which the runtime puts in the
-tool context's services under ``"mcp"``.
+The servers themselves are run by `tea_agent_mini.mcp.manager.McpManager`, which the runtime
+hands to tools as ``ToolContext.mcp`` (``Runtime.tool_context``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from tea_agent_mini.toolkit.registry import tool
 if TYPE_CHECKING:
     from tea_agent_mini.mcp.manager import McpManager, ServerStatus
 
-SERVICE_KEY = "mcp"
 ACTIONS = ("list", "status", "restart")
 
 PARAMETERS = {
@@ -66,12 +65,8 @@ def toolkit_mcp(ctx: ToolContext, action: str, server: str | None = None) -> str
 
 
 def manager_of(ctx: ToolContext) -> McpManager:
-    """The runtime's MCP manager (``ctx.runtime.mcp``, or ``ctx.services["mcp"]`` when a test
-    or an embedding program supplies one without a runtime)."""
-    manager = getattr(getattr(ctx, "runtime", None), "mcp", None)
-    services = getattr(ctx, "services", None)
-    if manager is None and isinstance(services, dict):
-        manager = services.get(SERVICE_KEY)
+    """The MCP manager the runtime put in the context; a ToolError when there is none."""
+    manager: McpManager | None = ctx.mcp
     if manager is None:
         raise ToolError(
             "MCP is not set up in this session: no servers are configured (add them to "
