@@ -32,7 +32,7 @@ thread (it touches the store). The callbacks let the turn's tools ask the user (
 ``approval: ask`` included) and show notices."""
 
 
-class ShuttingDown(RuntimeError):
+class ShuttingDown(TeaAgentError, RuntimeError):
     """No new turns: the server is stopping."""
 
 

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tea_agent_mini.errors import ToolError
+
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _NUMBER = re.compile(
     r"[+-]?(?:0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|inf|nan"
@@ -36,7 +38,7 @@ _ESCAPES = {
 }
 
 
-class TomlDecodeError(ValueError):
+class TomlDecodeError(ToolError, ValueError):
     """The text is not TOML this reader understands (the message names the line)."""
 
 
