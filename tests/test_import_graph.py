@@ -23,7 +23,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 
 # Lowest first. A part may import parts of lower layers only, never its own layer or above.
 LAYERS: list[set[str]] = [
-    {"_version", "errors", "terms", "vectors", "private"},  # leaves: import nothing of ours
+    {"_version", "_lazy", "errors", "terms", "vectors", "private"},  # import nothing of ours
     {"types", "redact"},
     {"config"},
     {"store", "llm", "skills", "shell"},
