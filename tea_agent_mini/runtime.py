@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config
+from .config import Config
 from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ class Runtime:
         # the scheduled-task runner, when this process runs one (set by start_scheduler)
         self.scheduler: SchedulerRunner | None = None
         self._borrowed: tuple[str, ...] = ()  # parts shared from the runtime we derive from
-
-    @classmethod
-    def from_profile(cls, profile: str | None = None) -> Runtime:
-        return cls(load_config(profile))
 
     @functools.cached_property
     def store(self) -> Store:
