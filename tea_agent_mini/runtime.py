@@ -146,6 +146,7 @@ class Runtime:
             approve=approve,
             exec_timeout=agent.exec_timeout,
             sandbox=self.sandbox,
+            tools_config=self.config.tools,
             runtime=self,
             toolkit=self.toolkit,
             mcp=self.mcp,
@@ -347,13 +348,15 @@ SECTION_BUDGETS: dict[str, SectionBudget] = {
 
 def config_secrets(config: Config) -> list[str]:
     """Every secret the configuration holds, for the log guard (``redact.guard_logs``): API
-    keys, header values, credentials in URLs and what the MCP servers' entries carry
-    (``${VAR}`` values, headers, secret-looking env)."""
+    keys, header values, credentials in URLs (the tools' endpoints too) and what the MCP
+    servers' entries carry (``${VAR}`` values, headers, secret-looking env)."""
     from .mcp.servers import load_servers
     from .redact import header_secrets, url_secrets, usable_secrets
 
     found: list[str] = [config.server.api_key, config.embedding.api_key]
     found += url_secrets(config.embedding.api_url)
+    for url in vars(config.tools).values():  # the tools' endpoints may carry a key
+        found += url_secrets(url)
     for model in (config.main_model, config.cheap_model):
         found += [model.api_key, *url_secrets(model.api_url)]
         found += header_secrets(model.extra_headers)

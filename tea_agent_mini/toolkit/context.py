@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tea_agent_mini.config import ToolsConfig
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
 from tea_agent_mini.shell.sandbox import Sandbox
 from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
@@ -43,6 +44,8 @@ class ToolContext:
     approve: ApprovalCallback | None = None
     exec_timeout: float = 30.0
     sandbox: Sandbox = field(default_factory=Sandbox)  # how toolkit_exec confines commands
+    # the config's tools: section (endpoints of toolkit_search and toolkit_weather_my)
+    tools_config: ToolsConfig = field(default_factory=ToolsConfig)
     # The Runtime that built this context: tools that need more than files and state (config,
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +12,9 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
 # Both endpoints can be pointed at a mirror, a self-hosted Open-Meteo or a test server with
-# TEA_AGENT_OPEN_METEO_URL (forecast) and TEA_AGENT_GEOCODING_URL (place search); the variables
-# are read on every call.
+# tools.open_meteo_url (forecast) and tools.geocoding_url (place search) in the config.
 FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
 GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
-FORECAST_URL_ENV = "TEA_AGENT_OPEN_METEO_URL"
-GEOCODING_URL_ENV = "TEA_AGENT_GEOCODING_URL"
 TIMEOUT = 15.0
 MAX_DAYS = 16  # what Open-Meteo forecasts
 CURRENT_FIELDS = (
@@ -114,8 +110,8 @@ def toolkit_weather_my(
         raise ToolError(f"days must be between 1 and {MAX_DAYS}, got {days}")
     import httpx
 
-    forecast_url = os.environ.get(FORECAST_URL_ENV) or FORECAST_URL
-    geocoding_url = os.environ.get(GEOCODING_URL_ENV) or GEOCODING_URL
+    forecast_url = ctx.tools_config.open_meteo_url or FORECAST_URL
+    geocoding_url = ctx.tools_config.geocoding_url or GEOCODING_URL
     with httpx.Client(timeout=TIMEOUT, headers={"User-Agent": "tea_agent_mini"}) as client:
         if latitude is not None or longitude is not None:
             place = _coordinates(location, latitude, longitude)

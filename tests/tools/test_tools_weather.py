@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tea_agent_mini.config import ToolsConfig
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import Toolkit
@@ -140,25 +141,28 @@ class OpenMeteo(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def open_meteo(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path, home=tmp_path / "home")
+
+
+@pytest.fixture
+def open_meteo(ctx: ToolContext) -> Iterator[list]:
+    """A local Open-Meteo as ``ctx``'s tools.open_meteo_url and tools.geocoding_url; the
+    requests it received."""
     requests: list = []
     handler = type("Handler", (OpenMeteo,), {"requests": requests})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("TEA_AGENT_OPEN_METEO_URL", f"{base}/v1/forecast")
-    monkeypatch.setenv("TEA_AGENT_GEOCODING_URL", f"{base}/v1/search")
+    ctx.tools_config = ToolsConfig(
+        open_meteo_url=f"{base}/v1/forecast", geocoding_url=f"{base}/v1/search"
+    )
     try:
         yield requests
     finally:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(workspace=tmp_path, home=tmp_path / "home")
 
 
 def test_place_name_is_geocoded_then_forecast(ctx, open_meteo):
@@ -246,11 +250,11 @@ def test_service_error_reason_is_reported(ctx, open_meteo):
         weather.toolkit_weather_my(ctx, latitude=0.0, longitude=0.0)
 
 
-def test_unreachable_service(ctx, monkeypatch):
+def test_unreachable_service(ctx):
     with socket.socket() as sock:  # a port that nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    monkeypatch.setenv("TEA_AGENT_GEOCODING_URL", f"http://127.0.0.1:{port}/v1/search")
+    ctx.tools_config = ToolsConfig(geocoding_url=f"http://127.0.0.1:{port}/v1/search")
     with pytest.raises(ToolError, match="could not reach the weather service"):
         weather.toolkit_weather_my(ctx, location="Berlin")
 

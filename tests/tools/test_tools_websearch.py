@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,9 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from tea_agent_mini.config import ToolsConfig, load_config
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import Toolkit
 from tea_agent_mini.tools.web import search as websearch
@@ -127,22 +130,29 @@ class FakeDuckDuckGo(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def ddg(monkeypatch: pytest.MonkeyPatch) -> Iterator[list]:
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path, home=tmp_path / "home")
+
+
+@pytest.fixture
+def ddg_url() -> Iterator[tuple[str, list]]:
+    """The fake endpoint's URL and the forms it received."""
     forms: list = []
     handler = type("Handler", (FakeDuckDuckGo,), {"forms": forms})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    monkeypatch.setenv("TEA_AGENT_SEARCH_URL", f"http://127.0.0.1:{server.server_address[1]}/html/")
     try:
-        yield forms
+        yield f"http://127.0.0.1:{server.server_address[1]}/html/", forms
     finally:
         server.shutdown()
         server.server_close()
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(workspace=tmp_path, home=tmp_path / "home")
+def ddg(ctx: ToolContext, ddg_url: tuple[str, list]) -> list:
+    """The fake endpoint as ``ctx``'s tools.search_url; the forms it received."""
+    ctx.tools_config = ToolsConfig(search_url=ddg_url[0])
+    return ddg_url[1]
 
 
 def test_results_are_parsed_unwrapped_and_ads_skipped(ctx, ddg):
@@ -192,13 +202,29 @@ def test_http_error_status(ctx, ddg):
         websearch.toolkit_search(ctx, query="server error")
 
 
-def test_network_failure(ctx, monkeypatch):
+def test_network_failure(ctx):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    monkeypatch.setenv("TEA_AGENT_SEARCH_URL", f"http://127.0.0.1:{port}/html/")
-    with pytest.raises(ToolError, match="could not reach the search engine"):
+    ctx.tools_config = ToolsConfig(search_url=f"http://127.0.0.1:{port}/html/?key=s3cr3t-k3y")
+    with pytest.raises(ToolError, match="could not reach the search engine") as failure:
         websearch.toolkit_search(ctx, query="tea")
+    assert "s3cr3t-k3y" not in str(failure.value)
+
+
+def test_the_runtime_hands_the_endpoint_from_the_environment(ddg_url, write_config, monkeypatch):
+    """TEA_AGENT_SEARCH_URL still works: it fills tools.search_url when the file leaves it
+    empty, and the runtime's tool context carries it."""
+    url, forms = ddg_url
+    write_config({})
+    monkeypatch.setenv("TEA_AGENT_SEARCH_URL", url)
+    runtime = Runtime(load_config())
+    try:
+        ctx = runtime.tool_context(None)
+        assert "Raspberry Pi Documentation" in websearch.toolkit_search(ctx, query="pi")
+    finally:
+        asyncio.run(runtime.aclose())
+    assert forms[0]["q"] == ["pi"]
 
 
 @pytest.mark.parametrize(

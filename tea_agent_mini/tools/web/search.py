@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -13,10 +12,9 @@ from tea_agent_mini.redact import mask_url
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
-# TEA_AGENT_SEARCH_URL points the tool at another endpoint serving the same markup (a proxy,
-# a mirror, a test server); it is read on every call.
+# tools.search_url in the config points the tool at another endpoint serving the same markup
+# (a proxy, a mirror, a test server).
 SEARCH_URL = "https://html.duckduckgo.com/html/"
-SEARCH_URL_ENV = "TEA_AGENT_SEARCH_URL"
 TIMEOUT = 20.0
 MAX_RESULTS = 25
 SNIPPET_CHARS = 400
@@ -166,7 +164,7 @@ def toolkit_search(
         raise ToolError("query is empty")
     if not 1 <= max_results <= MAX_RESULTS:
         raise ToolError(f"max_results must be between 1 and {MAX_RESULTS}, got {max_results}")
-    html = _fetch(os.environ.get(SEARCH_URL_ENV) or SEARCH_URL, query, region)
+    html = _fetch(ctx.tools_config.search_url or SEARCH_URL, query, region)
     results, said_none = parse_results(html)
     if not results:
         if said_none:
@@ -197,7 +195,7 @@ def _fetch(url: str, query: str, region: str | None) -> str:
         with httpx.Client(timeout=TIMEOUT, headers=HEADERS, follow_redirects=True) as client:
             response = client.post(url, data=form)
     except httpx.HTTPError as exc:
-        shown = mask_url(url)  # TEA_AGENT_SEARCH_URL may carry a key
+        shown = mask_url(url)  # tools.search_url may carry a key
         raise ToolError(f"could not reach the search engine at {shown}: {exc}") from exc
     if response.status_code != 200:
         if any(marker in response.text for marker in CHALLENGE_MARKERS):
