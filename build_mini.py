@@ -66,7 +66,7 @@ def list_tools(root: Path, as_json: bool) -> int:
     print(f"included: {summary['count']} tools in {len(summary['shipped'])} modules")
     for module, names in summary["shipped"].items():
         shown = ", ".join(names) or "(missing or no @tool)"
-        print(f"  + {module:<12} {shown}")
+        print(f"  + {module:<16} {shown}")
     print("excluded:")
     for entry, reason in summary["excluded"].items():
         print(f"  - {entry:<40} {reason}")

@@ -8,51 +8,29 @@ Importing the package is cheap: the public names below load their modules on fir
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._version import __version__
+from ._lazy import lazy_exports
+from ._version import __version__ as __version__
 
-__all__ = [
-    "Agent",
-    "Config",
-    "Runtime",
-    "Session",
-    "TeaAgentError",
-    "__version__",
-    "load_config",
-    "tool",
-]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "facade": ("Agent",),
+        "agent.session": ("Session",),
+        "runtime": ("Runtime",),
+        "config": ("Config", "load_config"),
+        "toolkit.registry": ("tool",),
+        "errors": ("TeaAgentError",),
+    },
+    eager=("__version__",),
+)
 
-_LAZY = {
-    "Agent": "tea_agent_mini.agent.facade:Agent",
-    "Session": "tea_agent_mini.agent.session:Session",
-    "Runtime": "tea_agent_mini.runtime:Runtime",
-    "Config": "tea_agent_mini.config:Config",
-    "load_config": "tea_agent_mini.config:load_config",
-    "tool": "tea_agent_mini.toolkit.registry:tool",
-    "TeaAgentError": "tea_agent_mini.errors:TeaAgentError",
-}
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .agent.facade import Agent
-    from .agent.session import Session
-    from .config import Config, load_config
-    from .errors import TeaAgentError
-    from .runtime import Runtime
-    from .toolkit.registry import tool
-
-
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'tea_agent_mini' has no attribute {name!r}")
-    import importlib
-
-    module_name, attr = target.split(":")
-    value = getattr(importlib.import_module(module_name), attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+if TYPE_CHECKING:  # pragma: no cover - the same names again, with their types, for checkers
+    from .agent.session import Session as Session
+    from .config import Config as Config
+    from .config import load_config as load_config
+    from .errors import TeaAgentError as TeaAgentError
+    from .facade import Agent as Agent
+    from .runtime import Runtime as Runtime
+    from .toolkit.registry import tool as tool

@@ -2,7 +2,9 @@
 
 The keys follow tea_agent's ``config.yaml`` so existing users can drop theirs in. Environment
 variables fill what the file leaves empty: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``TEA_AGENT_MODEL``, and ``TEA_AGENT_API_KEY`` for the server's access token. The home
+``TEA_AGENT_MODEL``, ``TEA_AGENT_API_KEY`` for the server's access token, and
+``TEA_AGENT_SEARCH_URL``, ``TEA_AGENT_OPEN_METEO_URL``, ``TEA_AGENT_GEOCODING_URL`` for the
+endpoints of the ``tools:`` section. The home
 directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call time. Secrets never appear
 in reprs or error messages (see :func:`mask_secret`).
 """
@@ -43,7 +45,7 @@ def _masked_repr(obj: Any) -> str:
         value = getattr(obj, f.name)
         if f.name in SECRET_FIELDS and isinstance(value, str):
             value = mask_secret(value)
-        elif f.name == "api_url":
+        elif f.name.endswith("_url"):
             value = mask_url(value)
         elif f.name == "extra_headers":
             value = {name: MASK for name in value}
@@ -112,6 +114,26 @@ class ServerConfig:
     __repr__ = _masked_repr
 
 
+@dataclass(repr=False)
+class ToolsConfig:
+    """Endpoints of the tools that call public services; empty means the public service. Point
+    them at a mirror, a self-hosted service or a test server; URLs may carry a key (masked)."""
+
+    search_url: str = ""  # toolkit_search: an endpoint serving DuckDuckGo's HTML results page
+    open_meteo_url: str = ""  # toolkit_weather_my: an Open-Meteo forecast endpoint
+    geocoding_url: str = ""  # toolkit_weather_my: an Open-Meteo geocoding (place search) endpoint
+
+    __repr__ = _masked_repr
+
+
+# Which environment variable fills which tools: key the file leaves empty.
+TOOLS_ENV = {
+    "search_url": "TEA_AGENT_SEARCH_URL",
+    "open_meteo_url": "TEA_AGENT_OPEN_METEO_URL",
+    "geocoding_url": "TEA_AGENT_GEOCODING_URL",
+}
+
+
 @dataclass
 class Config:
     main_model: ModelConfig = field(default_factory=ModelConfig)
@@ -119,6 +141,7 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
     mcp_servers: dict[str, Any] = field(default_factory=dict, repr=False)  # args may hold tokens
     profile: str = DEFAULT_PROFILE
     source: Path | None = None
@@ -165,6 +188,7 @@ SECTIONS: dict[str, type] = {
     "embedding": EmbeddingConfig,
     "agent": AgentConfig,
     "server": ServerConfig,
+    "tools": ToolsConfig,
 }
 ALIASES = {"embedding_model": "embedding"}
 SECTION_ALIASES = {"embedding": {"model_name": "model"}}
@@ -329,6 +353,9 @@ def apply_env(config: Config, env: Mapping[str, str]) -> None:
     if main.model_name and not main.api_url and main.api_key:
         main.api_url = "https://api.openai.com/v1"
     config.server.api_key = config.server.api_key or env.get("TEA_AGENT_API_KEY", "")
+    for name, variable in TOOLS_ENV.items():
+        if not getattr(config.tools, name):
+            setattr(config.tools, name, env.get(variable, ""))
 
 
 def normalise(config: Config) -> None:
@@ -383,8 +410,8 @@ def config_to_dict(config: Config, *, mask: bool = True) -> dict[str, Any]:
         if mask:
             for name in SECRET_FIELDS & section.keys():
                 section[name] = mask_secret(section[name])
-            if "api_url" in section:
-                section["api_url"] = mask_url(section["api_url"])
+            for name in [name for name in section if name.endswith("_url")]:
+                section[name] = mask_url(section[name])
             if "extra_headers" in section:
                 section["extra_headers"] = {name: MASK for name in section["extra_headers"]}
         out[key] = section

@@ -2,22 +2,33 @@
 
     TeaAgentError
     ├── ConfigError          config file missing a model, wrong type, unknown key ...
+    │   ├── WindowTooSmall   (context/turn.py) not even the smallest request fits the window
+    │   └── SkillFormatError (skills/loader.py) a SKILL.md that cannot be read
     ├── LLMError             anything that went wrong talking to the model endpoint
     │   ├── RateLimited      HTTP 429 (carries retry_after when the server sent one)
     │   ├── UpstreamError    HTTP 4xx/5xx or a transport failure after retries
+    │   │   └── NotAModelServer (llm/http_errors.py) api_url reaches tea-agent-mini, not a model
     │   ├── ContextTooLong   the provider says the prompt exceeds its context window
-    │   └── StreamInterrupted the stream ended without finish_reason / [DONE]
+    │   ├── StreamInterrupted the stream ended without finish_reason / [DONE]
+    │   └── JSONRepairError  (llm/repair.py) model output that is not JSON, even read leniently
     ├── ToolError            a tool refused or failed; becomes a ToolResult(ok=False)
     │   ├── WorkspaceError   a path escapes the workspace
     │   ├── ToolArgumentsError (llm/repair.py) unrepairable tool-call arguments
+    │   ├── UserToolError    (toolkit/usercode.py) a self-made tool's code or schema is wrong
+    │   ├── TomlDecodeError  (tools/dev/tomlreader.py) a TOML file this reader cannot read
     │   └── McpError         (mcp/errors.py) transport, protocol, timeout, RPC errors
     ├── StoreError           the SQLite store could not do what was asked
     │   └── UnknownSession   (export/session_markdown.py) no such session to export
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
-    └── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
+    ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
+    ├── ApiError             (server/api_errors.py) an HTTP error for the API user, with status
+    ├── UploadRejected       (server/uploads.py) an empty file, or one of a type not accepted
+    ├── ShuttingDown         (server/turns.py) no new turns: the server is stopping
+    └── UndocumentedRoute    (server/openapi.py) a route without its @endpoint spec
 
 The subclasses named with a module live next to the code that raises them, so that module stays
-importable on its own; they still root here.
+importable on its own; they still root here. Those that were built-in errors before keep that
+base too (``UploadRejected`` is still a ValueError), so no caller's ``except`` changed.
 
 Third-party exceptions (httpx, sqlite3, yaml) are translated at the boundary with
 ``raise X(...) from exc`` so callers only ever catch these.

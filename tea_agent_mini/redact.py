@@ -8,6 +8,9 @@ A secret reaches text in three ways, each with its guard here:
   with the values of secret-looking flags masked (:func:`mask_args`);
 - echoed back by a server or a library in an error or a log line: :func:`mask_text` replaces
   every known secret, and :class:`SecretFilter` does that for each record a log handler writes.
+
+Every secret a configuration holds is listed by ``runtime.config_secrets`` (it needs the MCP
+servers' entries, which this leaf module does not read).
 """
 
 from __future__ import annotations
@@ -15,11 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit, urlunsplit
-
-if TYPE_CHECKING:
-    from .config import Config
 
 MASK = "****"
 MIN_SECRET = 4  # shorter values ("1", "dev") would mask ordinary words everywhere
@@ -73,7 +72,7 @@ def url_secrets(url: str) -> list[str]:
         for pair in text.split("&") if text else ():
             key, eq, value = pair.partition("=")
             found.append(value if eq else key)
-    return _usable([*found, *(unquote(value) for value in found)])
+    return usable_secrets([*found, *(unquote(value) for value in found)])
 
 
 def mask_args(args: Sequence[str]) -> list[str]:
@@ -84,7 +83,7 @@ def mask_args(args: Sequence[str]) -> list[str]:
 
 def arg_secrets(args: Sequence[str]) -> list[str]:
     """The values in ``args`` that :func:`mask_args` hides."""
-    return _usable(value for _, hidden in _split_args(args) for value in hidden)
+    return usable_secrets(value for _, hidden in _split_args(args) for value in hidden)
 
 
 def _split_args(args: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
@@ -111,7 +110,7 @@ def header_secrets(headers: dict[str, str]) -> list[str]:
     found: list[str] = []
     for value in headers.values():
         found += [value, *value.split()[-1:]]
-    return _usable(found)
+    return usable_secrets(found)
 
 
 def mask_text(text: str, secrets: Iterable[str]) -> str:
@@ -122,23 +121,9 @@ def mask_text(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def _usable(values: Iterable[str]) -> list[str]:
+def usable_secrets(values: Iterable[str]) -> list[str]:
+    """The values long enough to mask, each once, in their order."""
     return list(dict.fromkeys(v for v in values if len(v) >= MIN_SECRET))
-
-
-def config_secrets(config: Config) -> list[str]:
-    """Every secret the configuration holds: API keys, header values, credentials in URLs and
-    what the MCP servers' entries carry (``${VAR}`` values, headers, secret-looking env)."""
-    from .mcp.servers import load_servers
-
-    found: list[str] = [config.server.api_key, config.embedding.api_key]
-    found += url_secrets(config.embedding.api_url)
-    for model in (config.main_model, config.cheap_model):
-        found += [model.api_key, *url_secrets(model.api_url)]
-        found += header_secrets(model.extra_headers)
-    for server in load_servers(config.mcp_servers, config.home).servers.values():
-        found += server.secrets
-    return _usable(found)
 
 
 class SecretFilter(logging.Filter):
@@ -167,7 +152,7 @@ class SecretFilter(logging.Filter):
 
 def guard_logs(secrets: Iterable[str], logger: logging.Logger | None = None) -> None:
     """Mask ``secrets`` in everything the handlers of ``logger`` (the root logger) write."""
-    wanted = _usable(secrets)
+    wanted = usable_secrets(secrets)
     for handler in (logger or logging.getLogger()).handlers:
         found = next((f for f in handler.filters if isinstance(f, SecretFilter)), None)
         if found is None:

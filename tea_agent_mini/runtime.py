@@ -12,23 +12,23 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config
+from .config import Config
 from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
-    from .agent.prompts import Profile
     from .agent.session import Session, UserContent
+    from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
     from .llm.tokens import TokenCalibrator
     from .mcp.manager import McpManager
     from .memory.manager import MemoryManager
     from .scheduler.runner import SchedulerRunner
+    from .shell.sandbox import Sandbox
     from .skills.cache import SkillsCache
     from .store import Store
     from .toolkit.registry import Toolkit
-    from .toolkit.sandbox import Sandbox
     from .toolkit.selection import ToolMenu
     from .types import Done, Message
 
@@ -45,10 +45,6 @@ class Runtime:
         # the scheduled-task runner, when this process runs one (set by start_scheduler)
         self.scheduler: SchedulerRunner | None = None
         self._borrowed: tuple[str, ...] = ()  # parts shared from the runtime we derive from
-
-    @classmethod
-    def from_profile(cls, profile: str | None = None) -> Runtime:
-        return cls(load_config(profile))
 
     @functools.cached_property
     def store(self) -> Store:
@@ -125,7 +121,7 @@ class Runtime:
     @property
     def sandbox(self) -> Sandbox:
         """How shell commands are confined (read at call time: a profile switch changes it)."""
-        from .toolkit.sandbox import sandbox_for
+        from .shell.sandbox import sandbox_for
 
         return sandbox_for(self.config)
 
@@ -150,8 +146,10 @@ class Runtime:
             approve=approve,
             exec_timeout=agent.exec_timeout,
             sandbox=self.sandbox,
+            tools_config=self.config.tools,
             runtime=self,
             toolkit=self.toolkit,
+            mcp=self.mcp,
             ask_user=ask_user,
             on_notice=on_notice,
         )
@@ -213,7 +211,7 @@ class Runtime:
 
     @property
     def prompt_profile(self) -> Profile:
-        from .agent.prompts import profile_for
+        from .context.prompts import profile_for
 
         return profile_for(self.config.agent.prompt, self.config.main_model.max_context_tokens)
 
@@ -263,9 +261,9 @@ class Runtime:
         """The volatile context of a turn: memories, skills, unfinished work, mode, the
         workspace's top level, time — each within its budget for the profile."""
         from .context.block import time_line, workspace_overview
+        from .context.modes import mode_prompt_section
         from .context.resume import unfinished_work_section
         from .skills.catalog import relevant_skills_section
-        from .toolkit.modes import mode_prompt_section
 
         budget = SECTION_BUDGETS[profile]
         memories = self.memory.prompt_block(query) if query else ""
@@ -351,6 +349,25 @@ SECTION_BUDGETS: dict[str, SectionBudget] = {
     "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200, workspace_entries=25),
     "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000, workspace_entries=60),
 }
+
+
+def config_secrets(config: Config) -> list[str]:
+    """Every secret the configuration holds, for the log guard (``redact.guard_logs``): API
+    keys, header values, credentials in URLs (the tools' endpoints too) and what the MCP
+    servers' entries carry (``${VAR}`` values, headers, secret-looking env)."""
+    from .mcp.servers import load_servers
+    from .redact import header_secrets, url_secrets, usable_secrets
+
+    found: list[str] = [config.server.api_key, config.embedding.api_key]
+    found += url_secrets(config.embedding.api_url)
+    for url in vars(config.tools).values():  # the tools' endpoints may carry a key
+        found += url_secrets(url)
+    for model in (config.main_model, config.cheap_model):
+        found += [model.api_key, *url_secrets(model.api_url)]
+        found += header_secrets(model.extra_headers)
+    for server in load_servers(config.mcp_servers, config.home).servers.values():
+        found += server.secrets
+    return usable_secrets(found)
 
 
 def _cap_lines(text: str, limit: int) -> str:

@@ -184,6 +184,21 @@ def test_server_access_token_from_the_environment(write_config, monkeypatch):
     assert "env-token" not in repr(load_config())
 
 
+def test_tool_endpoints_from_the_file_else_the_environment(write_config, monkeypatch):
+    monkeypatch.setenv("TEA_AGENT_SEARCH_URL", "http://env-search/html/")
+    monkeypatch.setenv("TEA_AGENT_GEOCODING_URL", "http://env-geo/v1/search")
+    write_config({"tools": {"search_url": "http://file-search/html/?key=k3y-in-the-url"}})
+    tools = load_config().tools
+    assert tools.search_url == "http://file-search/html/?key=k3y-in-the-url"
+    assert tools.geocoding_url == "http://env-geo/v1/search"
+    assert tools.open_meteo_url == ""  # the public service
+    for text in (repr(tools), str(config_to_dict(load_config()))):
+        assert "k3y-in-the-url" not in text and "file-search" in text
+    write_config({"tools": {"weather_url": "http://x"}})
+    with pytest.raises(ConfigError, match="unknown key tools.weather_url"):
+        load_config()
+
+
 def test_environment_alone_is_enough(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("TEA_AGENT_MODEL", "gpt-4o-mini")

@@ -25,7 +25,7 @@ def failed(error: str, name: str = "toolkit_file") -> ToolResult:
 
 @pytest.fixture
 def executor(workspace: Path, tea_home: Path) -> ToolExecutor:
-    toolkit = Toolkit.load(["files", "system"])
+    toolkit = Toolkit.load(["files.files", "system"])
     return ToolExecutor(toolkit, ToolContext(workspace=workspace, home=tea_home))
 
 

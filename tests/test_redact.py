@@ -10,7 +10,6 @@ import pytest
 from tea_agent_mini.config import config_from_dict, config_to_dict
 from tea_agent_mini.mcp.servers import parse_server
 from tea_agent_mini.redact import (
-    config_secrets,
     guard_logs,
     header_secrets,
     mask_args,
@@ -18,6 +17,7 @@ from tea_agent_mini.redact import (
     mask_url,
     url_secrets,
 )
+from tea_agent_mini.runtime import config_secrets
 
 
 @pytest.mark.parametrize(

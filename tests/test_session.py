@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tea_agent_mini.agent.facade import Agent
 from tea_agent_mini.config import load_config
+from tea_agent_mini.facade import Agent
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.types import (
     Done,

@@ -251,9 +251,10 @@ def measure_request(topic: str, runs: int) -> dict:
 
 async def one_turn(topic: str) -> dict:
     started = time.perf_counter()
+    from tea_agent_mini.config import load_config
     from tea_agent_mini.runtime import Runtime
 
-    runtime = Runtime.from_profile()
+    runtime = Runtime(load_config())
     session = runtime.session(topic)
     text = ""
     async for event in session.run_turn(QUERY):

@@ -3,9 +3,11 @@
 ``hatch_build.py`` loads this file by path inside the build backend, so it imports only the
 standard library and nothing from its own package.
 
-A *tool module* is a module (or subpackage) directly under ``tea_agent_mini/toolkit/`` that
-defines at least one ``@tool(...)`` function. Support modules (registry, executor, patch engine …)
-define none and always ship. A tool module ships only when ``manifest.SHIPPED`` names it.
+A *tool module* is a module under ``tea_agent_mini/tools/`` (at any depth) that defines at least
+one ``@tool(...)`` function; it is named by its dotted path relative to that package
+(``"files.edit"``; a package by its folder, for the tools of its ``__init__.py``). Support
+modules (the patch engine, the deny-list …) define none and always ship. A tool module ships
+only when ``manifest.SHIPPED`` names it; an EXCLUDED name may be a whole subpackage.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE = "tea_agent_mini"
-TOOLKIT_DIR = "tea_agent_mini/toolkit"
+TOOLS_DIR = "tea_agent_mini/tools"
 MANIFEST_PATH = "tea_agent_mini/toolkit/manifest.py"
 NOT_LISTED = "a tool module that manifest.SHIPPED does not name"
 
@@ -37,10 +39,10 @@ class ToolDecl:
 
 @dataclass
 class ToolModule:
-    """A module or subpackage directly under the toolkit package."""
+    """A module or subpackage under the tools package."""
 
     name: str
-    entry: str  # path relative to the root: "pkg/toolkit/x.py" or "pkg/toolkit/x/" for a package
+    entry: str  # path relative to the root: "pkg/tools/x/y.py", or "pkg/tools/x/" for a package
     files: list[str] = field(default_factory=list)
     tools: list[ToolDecl] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -77,25 +79,28 @@ def read_manifest(root: Path) -> Manifest:
 
 
 def discover_modules(root: Path) -> dict[str, ToolModule]:
-    """Every module and subpackage directly under the toolkit, with the tools each declares."""
-    toolkit = root / TOOLKIT_DIR
+    """Every module and subpackage under the tools package, by dotted name relative to it, with
+    the tools each declares (a subpackage: those of its ``__init__.py``; its entry is the whole
+    folder, so that excluding it leaves out everything in it)."""
+    tools = root / TOOLS_DIR
     modules: dict[str, ToolModule] = {}
-    for entry in sorted(toolkit.iterdir()) if toolkit.is_dir() else []:
-        if entry.is_file() and entry.suffix == ".py" and entry.name != "__init__.py":
-            module = ToolModule(entry.stem, _rel(root, entry), [_rel(root, entry)])
-            sources = [entry]
-        elif entry.is_dir() and (entry / "__init__.py").is_file():
-            sources = sorted(p for p in entry.rglob("*.py") if "__pycache__" not in p.parts)
+    sources = sorted(p for p in tools.rglob("*.py") if "__pycache__" not in p.parts)
+    for source in sources if tools.is_dir() else []:
+        parts = source.relative_to(tools).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            if not parts:
+                continue  # the tools package itself
+            folder = source.parent
             files = sorted(
                 _rel(root, p)
-                for p in entry.rglob("*")
+                for p in folder.rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts
             )
-            module = ToolModule(entry.name, _rel(root, entry) + "/", files)
+            module = ToolModule(".".join(parts), _rel(root, folder) + "/", files)
         else:
-            continue
-        for source in sources:
-            _scan_source(root, source, module)
+            module = ToolModule(".".join(parts), _rel(root, source), [_rel(root, source)])
+        _scan_source(root, source, module)
         modules[module.name] = module
     return modules
 
@@ -105,13 +110,23 @@ def excluded_entries(root: Path) -> dict[str, str]:
     manifest = read_manifest(root)
     excluded = {}
     for name, module in discover_modules(root).items():
-        if name in manifest.shipped:
+        if name in manifest.shipped or under_excluded(name, manifest.excluded):
             continue
         if name in manifest.excluded:
             excluded[module.entry] = manifest.excluded[name]
         elif module.is_tool_module:
             excluded[module.entry] = NOT_LISTED
     return excluded
+
+
+def under_excluded(name: str, excluded: dict[str, str]) -> bool:
+    """Whether ``name`` lies inside a subpackage that EXCLUDED names (and leaves out whole)."""
+    return any(name.startswith(package + ".") for package in excluded)
+
+
+def module_path(name: str) -> str:
+    """Where the tool module ``name`` lives (``files.edit``: ``<TOOLS_DIR>/files/edit.py``)."""
+    return f"{TOOLS_DIR}/{name.replace('.', '/')}.py"
 
 
 def is_excluded(path: str, entries: dict[str, str]) -> bool:

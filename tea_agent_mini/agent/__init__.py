@@ -1,1 +1,2 @@
-"""The agent: the turn loop (Session), prompts, loop guard, and the sync facade."""
+"""The agent: the turn loop (Session), the corrections of small models' slips, the loop guard,
+and the background worker for follow-up jobs."""

@@ -39,7 +39,7 @@ from ..types import (
 )
 from .corrections import Corrections
 from .loopguard import LoopGuard
-from .outcomes import PartialAnswer, tool_message
+from ..store.outcomes import PartialAnswer, tool_message
 
 if TYPE_CHECKING:
     from ..context.turn import TurnContext

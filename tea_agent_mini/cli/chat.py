@@ -46,7 +46,7 @@ class ChatRepl:
         return self._session
 
     def run(self, topic: str | None = None, *, resume: bool = False) -> int:
-        from ..toolkit.orphans import reap_orphans
+        from ..shell.orphans import reap_orphans
 
         reap_orphans(self.runtime.config.home)
         try:

@@ -11,7 +11,8 @@ from typing import Any
 
 from .._version import __version__
 from ..config import Config, load_config
-from ..redact import config_secrets, guard_logs
+from ..redact import guard_logs
+from ..runtime import config_secrets
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .mcpwait import report_failures, wait_for_mcp
 from .prompts import terminal_approval, terminal_notice, terminal_question
@@ -68,7 +69,7 @@ async def _run_turn(
     printer: TerminalPrinter | None,
 ) -> None:
     from ..runtime import Runtime
-    from ..toolkit.orphans import reap_orphans
+    from ..shell.orphans import reap_orphans
 
     runtime = Runtime(config)
     try:
@@ -208,7 +209,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..errors import ToolError
     from ..runtime import Runtime
     from ..toolkit.context import ToolContext
-    from ..toolkit.scheduler_tool import toolkit_scheduler
+    from ..tools.scheduler import toolkit_scheduler
 
     config = load(args)
     runtime = Runtime(config)

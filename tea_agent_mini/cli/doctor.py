@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
 from ..errors import TeaAgentError
-from ..redact import config_secrets, guard_logs, mask_url
+from ..redact import guard_logs, mask_url
+from ..runtime import config_secrets
 from .mcpwait import wait_for_mcp
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def check_request(
     config: Config, toolkit: Toolkit, message: str = "Create hello.py that prints hello world."
 ) -> Check:
     """The size of a first request for a plain task, against the configured window."""
-    from ..agent.prompts import PromptParts, build_system_prompt, profile_for
+    from ..context.prompts import PromptParts, build_system_prompt, profile_for
     from ..context.turn import PROMPT_SHARE
     from ..llm.tokens import estimate_messages_tokens
     from ..toolkit.selection import ToolMenu
@@ -123,7 +124,7 @@ def check_request(
 
 def check_sandbox(config: Config) -> Check:
     """Whether shell commands run confined; a failure only when agent.sandbox is required."""
-    from ..toolkit.sandbox import sandbox_for
+    from ..shell.sandbox import sandbox_for
 
     box = sandbox_for(config)
     confined, detail = box.status()

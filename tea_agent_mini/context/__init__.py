@@ -1,1 +1,2 @@
-"""Context building: the history levels sent to the model within a token budget."""
+"""What one request holds: the system prompt, the history levels within a token budget, the
+volatile context block (time, memories, skills, unfinished work, mode)."""

@@ -46,7 +46,7 @@ def time_line(now: _dt.datetime | None = None) -> str:
 def workspace_overview(workspace: Path, limit: int) -> str:
     """The workspace's top-level entries (directories marked ``/``; hidden ones left out), at
     most ``limit``: real names to start from, so a model need not guess a file's path."""
-    from ..toolkit.files import SKIP_DIRS
+    from ..toolkit.context import SKIP_DIRS
 
     try:
         with os.scandir(workspace) as entries:

@@ -43,7 +43,7 @@ UNKNOWN_OUTCOME = (
 def consistent(history: Sequence[Message]) -> list[Message]:
     """Drop tool results without a preceding call and give unanswered calls a placeholder result;
     leave out the records of turns that were stopped or failed before any answer."""
-    from ..agent.outcomes import is_empty_outcome
+    from ..store.outcomes import is_empty_outcome
 
     out: list[Message] = []
     pending: dict[str, str] = {}

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..memory.terms import keyword_terms
+from ..terms import keyword_terms
 from ..types import Message
 from .records import ContextRecords, ToolUse, TurnPair
 

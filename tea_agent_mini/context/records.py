@@ -35,7 +35,7 @@ class ToolUse:
 class TurnPair:
     """One finished turn, as L2 remembers it: the question, the final answer and a little more.
 
-    ``terms`` are the keyword terms of the pair (see ``memory.terms``), computed once when the
+    ``terms`` are the keyword terms of the pair (see ``terms.py``), computed once when the
     pair is recorded so that scoring a new message against the ring stays cheap.
     """
 

@@ -1,7 +1,7 @@
 """Which L2 pairs join the context for a new message, and in how much detail.
 
 The score of a pair is the Jaccard similarity of its keyword terms and the new message's
-(``memory.terms``: words and CJK bigrams), plus a boost for every file both talk about: the files
+(``terms.py``: words and CJK bigrams), plus a boost for every file both talk about: the files
 the pair's tools touched against the paths the message names and the files the current turn
 touched. From ``FULL_SCORE`` up a pair is injected whole, from ``EXCERPT_SCORE`` as a short
 excerpt, below that not at all, except that the best pair always joins (at least as an excerpt).
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..memory.terms import jaccard, keyword_terms
+from ..terms import jaccard, keyword_terms
 from .pairs import clip
 from .records import ToolUse, TurnPair
 

@@ -1,8 +1,7 @@
 """L0's "unfinished work" section: the topic's open plan and todo list, so a turn can resume them.
 
-The shapes are those of ``toolkit/plan.py`` (state key "plan") and ``toolkit/todo.py`` (state
-key "todo"); their own parsers and renderers are reused so the section reads like the tools'
-output the model already knows.
+The records and their checklists are ``store/worklist.py``'s, the ones ``toolkit_plan`` and
+``toolkit_todo`` show, so the section reads like the tools' output the model already knows.
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..store.state import topic_scope
+from ..store.worklist import PLAN_KEY, TODO_KEY, Plan, TodoItem, render_plan, render_todo
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -35,7 +35,7 @@ def unfinished_work_section(store: Store, topic_id: str, max_chars: int = MAX_CH
         log.warning("cannot read the plan and todo list of %s: %s", topic_id, exc)
         return ""
     parts = [
-        part for part in (_plan_text(state.get("plan")), _todo_text(state.get("todo"))) if part
+        part for part in (_plan_text(state.get(PLAN_KEY)), _todo_text(state.get(TODO_KEY))) if part
     ]
     if not parts:
         return ""
@@ -44,19 +44,15 @@ def unfinished_work_section(store: Store, topic_id: str, max_chars: int = MAX_CH
 
 
 def _plan_text(raw: Any) -> str:
-    from ..toolkit.plan import Plan, render
-
     plan = Plan.from_state(raw)
-    return render(plan) if plan is not None and plan.unfinished else ""
+    return render_plan(plan) if plan is not None and plan.unfinished else ""
 
 
 def _todo_text(raw: Any) -> str:
-    from ..toolkit.todo import TodoItem, render
-
     entries = raw.get("items", []) if isinstance(raw, dict) else []
     items = [
         TodoItem(int(e.get("id", 0)), str(e.get("text", "")), str(e.get("status", "pending")))
         for e in entries
         if isinstance(e, dict)
     ]
-    return render(items) if any(item.status != "done" for item in items) else ""
+    return render_todo(items) if any(item.status != "done" for item in items) else ""

@@ -22,11 +22,11 @@ from .builder import ContextInputs, build_window, load_levels
 from .records import TopicSummary, TurnPair
 
 if TYPE_CHECKING:
-    from ..agent.prompts import Profile
     from ..llm.tokens import TokenCalibrator
     from ..store import Store
     from ..toolkit.selection import ToolMenu
     from ..types import Message
+    from .prompts import Profile
 
 __all__ = ["PROMPT_SHARE", "PromptSettings", "TurnContext", "TurnPlanner", "WindowTooSmall"]
 
@@ -81,8 +81,8 @@ class TurnPlanner:
         self.calibrator = calibrator
 
     def start(self, topic_id: str, history: Sequence[Message]) -> TurnContext:
-        from ..agent.prompts import PromptParts, build_system_prompt
         from ..toolkit.selection import enable_tools, topic_tools, used_tools
+        from .prompts import PromptParts, build_system_prompt
 
         settings = self.settings
         system = build_system_prompt(

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ..errors import ToolError
+from ..errors import LLMError, ToolError
 
 __all__ = [
     "JSONRepairError",
@@ -38,7 +38,7 @@ _KEY = re.compile(r"[A-Za-z_$][\w$-]*")
 _BARE_WORD = re.compile(r"[^,}\]\n:]*")
 
 
-class JSONRepairError(ValueError):
+class JSONRepairError(LLMError, ValueError):
     """The text could not be read as JSON even leniently; ``pos`` is where reading stopped."""
 
     def __init__(self, message: str, text: str, pos: int) -> None:

@@ -6,7 +6,7 @@ server), appended to a log file and kept as a short tail for error messages.
 
 The child runs in its own session (POSIX) so that closing stops the whole process tree it started
 (``npx`` servers spawn node), and a Ctrl-C in the terminal does not reach it. On Linux the kernel
-kills it when the agent dies (``toolkit.orphans``); what it started sees its stdin close.
+kills it when the agent dies (``shell/orphans.py``); what it started sees its stdin close.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from tea_agent_mini.mcp.errors import McpError, McpTransportError
 from tea_agent_mini.mcp.jsonrpc import Message, dumps, loads
 from tea_agent_mini.private import private_dirs
-from tea_agent_mini.toolkit.orphans import die_with_parent
+from tea_agent_mini.shell.orphans import die_with_parent
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store.memories import Memory, MemoryRepository
+from ..terms import content_hash, jaccard, keyword_terms, lost_facts
 from ..vectors import dot
 from .index import MemoryVectors
 from .model import Candidate, Priority
-from .terms import content_hash, jaccard, keyword_terms, lost_facts
 
 __all__ = [
     "IngestOutcome",

@@ -22,8 +22,8 @@ from .runner import RunResult
 if TYPE_CHECKING:
     from ..agent.session import Session
     from ..runtime import Runtime
+    from ..shell.runner import CommandResult
     from ..store.tasks import Task
-    from ..toolkit.shell import CommandResult
 
 __all__ = ["TaskExecutor", "shell_result", "shell_task_decision"]
 
@@ -59,9 +59,9 @@ class TaskExecutor:
         return result
 
     async def run_shell(self, task: Task) -> RunResult:
-        from ..toolkit.denylist import check_command
-        from ..toolkit.orphans import JobTable
-        from ..toolkit.shell import run_command
+        from ..shell.denylist import check_command
+        from ..shell.orphans import JobTable
+        from ..shell.runner import run_command
 
         command = task.command or ""
         if not command.strip():
@@ -132,7 +132,7 @@ class TaskExecutor:
         """Tell the user how the run went: a desktop notification, else a notice the web UI
         shows (saved in the state of the task's session, or of the default scope)."""
         from ..toolkit.context import ToolContext
-        from ..toolkit.notify import toolkit_notify
+        from ..toolkit.notices import notify as notify_user
 
         config = self.runtime.config
         ctx = ToolContext(
@@ -147,7 +147,7 @@ class TaskExecutor:
             detail = detail[: NOTICE_CHARS - 3] + "..."
         urgency = "normal" if result.status == "ok" else "critical"
         try:
-            toolkit_notify(ctx, f"Task {task.name}: {result.status}", detail, urgency)
+            notify_user(ctx, f"Task {task.name}: {result.status}", detail, urgency)
         except TeaAgentError as exc:
             log.warning("task #%s: could not notify: %s", task.id, exc)
 

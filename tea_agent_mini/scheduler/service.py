@@ -343,7 +343,7 @@ def _action(
 ) -> tuple[str, str | None, str | None]:
     """(kind, command, prompt) checked: a shell task has a command that passes the
     deny-list, a prompt task has a prompt."""
-    from ..toolkit.denylist import check_command
+    from ..shell.denylist import check_command
 
     command = command.strip() if command and command.strip() else None
     prompt = prompt.strip() if prompt and prompt.strip() else None

@@ -16,6 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import TeaAgentError
+
 log = logging.getLogger(__name__)
 
 ERROR_TYPES = {
@@ -36,7 +38,7 @@ ERROR_TYPES = {
 }
 
 
-class ApiError(Exception):
+class ApiError(TeaAgentError):
     """An HTTP error with a message meant for the API user (never a secret or a traceback)."""
 
     def __init__(

@@ -129,7 +129,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
         # open (and migrate) the database now: a broken one stops the start, not a request
         await blocking(lambda: runtime.store)
         from ..scheduler.service import start_scheduler, stop_scheduler
-        from ..toolkit.orphans import reap_orphans
+        from ..shell.orphans import reap_orphans
 
         # commands a crashed server left running: killed before anything new starts
         await blocking(reap_orphans, runtime.config.home)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-QUESTION_TOOL = "toolkit_question"
 KEEP_CLOSED = 1000  # closed question ids remembered, so a late answer gets 409 rather than 404
 APPROVAL_TIMEOUT = 600.0  # seconds an approval waits; then the call is denied
 ALLOW, DENY = "Allow", "Deny"

@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from .._version import __version__
+from ..errors import TeaAgentError
 from .docs_page import DOCS_CSP, DOCS_HTML
 from .schemas import SCHEMAS, STR, ref
 from .spec import QUERY_TYPES, EndpointSpec, endpoint, spec_of
@@ -49,7 +50,7 @@ REASONS = {
 }
 
 
-class UndocumentedRoute(LookupError):
+class UndocumentedRoute(TeaAgentError, LookupError):
     """A registered route whose endpoint has no ``@endpoint`` spec."""
 
 

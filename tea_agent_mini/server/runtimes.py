@@ -13,7 +13,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config, profile_path
-from ..redact import config_secrets, guard_logs
+from ..redact import guard_logs
+from ..runtime import config_secrets
 
 if TYPE_CHECKING:
     from ..agent.session import Session
@@ -60,9 +61,10 @@ class RuntimePool:
 
     def load(self, profile: str) -> Config:
         """A profile's config, keeping what is fixed while the server runs: the server settings,
-        the workspace, its confinement, private fetches and the MCP servers. A profile that
-        names its own takes effect only when the server starts with it; profiles can be written
-        over the API, so a switch must never widen what tools may reach."""
+        the workspace, its confinement, private fetches, the MCP servers and the tools'
+        endpoints. A profile that names its own takes effect only when the server starts with
+        it; profiles can be written over the API, so a switch must never widen what tools may
+        reach."""
         current = self.active.config
         config = load_config(profile, home=current.home)
         config.server = current.server
@@ -70,6 +72,7 @@ class RuntimePool:
         for key in FIXED_AGENT_KEYS:
             setattr(config.agent, key, getattr(current.agent, key))
         config.mcp_servers = current.mcp_servers
+        config.tools = current.tools
         guard_logs(config_secrets(config))
         return config
 

@@ -37,7 +37,7 @@ Discard = Callable[[str], Any]
 """``(topic_id)``: delete a session that was not to be kept; called in a worker thread."""
 
 
-class ShuttingDown(RuntimeError):
+class ShuttingDown(TeaAgentError, RuntimeError):
     """No new turns: the server is stopping."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import TeaAgentError
 from ..private import private_dirs
 
 UPLOAD_LIMIT = 20 * 1024 * 1024
@@ -38,7 +39,7 @@ EXTENSIONS = {
 }
 
 
-class UploadRejected(ValueError):
+class UploadRejected(TeaAgentError, ValueError):
     """The file is of a type we do not accept (or is empty)."""
 
 

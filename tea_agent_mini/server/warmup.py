@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 WARM_MODULES = (
     "tea_agent_mini.agent.session",
-    "tea_agent_mini.agent.prompts",
+    "tea_agent_mini.context.prompts",
     "tea_agent_mini.context.history",
     "tea_agent_mini.llm.client",
     "tea_agent_mini.llm.tokens",

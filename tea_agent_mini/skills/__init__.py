@@ -15,42 +15,14 @@ Skills come from three places, later ones overriding earlier ones by name:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .._lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from .authoring import create_skill
-    from .cache import SkillsCache
-    from .catalog import relevant_skills_section, search_skills
-    from .loader import Skill, SkillCatalog, SkillProblem, load_skills, parse_skill
-
-__all__ = [
-    "Skill",
-    "SkillCatalog",
-    "SkillProblem",
-    "SkillsCache",
-    "create_skill",
-    "load_skills",
-    "parse_skill",
-    "relevant_skills_section",
-    "search_skills",
-]
-
-_HOMES = {
-    "Skill": "loader",
-    "SkillCatalog": "loader",
-    "SkillProblem": "loader",
-    "load_skills": "loader",
-    "parse_skill": "loader",
-    "search_skills": "catalog",
-    "relevant_skills_section": "catalog",
-    "create_skill": "authoring",
-    "SkillsCache": "cache",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "authoring": ("create_skill",),
+        "cache": ("SkillsCache",),
+        "catalog": ("relevant_skills_section", "search_skills"),
+        "loader": ("Skill", "SkillCatalog", "SkillProblem", "load_skills", "parse_skill"),
+    },
+)

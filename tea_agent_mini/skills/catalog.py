@@ -87,7 +87,7 @@ def named_skills(skills: Iterable[Skill], text: str) -> list[Skill]:
 def _words_matched(skill: Skill, terms: list[str]) -> int:
     """How many of ``terms`` the skill's name, triggers, tags or description contain."""
     text = " ".join([skill.name.replace("-", " "), *skill.triggers, *skill.tags, skill.description])
-    from ..memory.terms import STOPWORDS
+    from ..terms import STOPWORDS
 
     words = set(_WORD_RE.findall(text.lower()))
     # stricter than search: "read" must not find "readability", "that" counts for nothing

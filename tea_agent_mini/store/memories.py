@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StoreError
-from ..memory.terms import content_hash
+from ..terms import content_hash
 from ..vectors import pack
 from .database import Database, like_pattern
 from .memory_codes import MemoryCodes, code_of

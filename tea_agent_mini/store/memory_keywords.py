@@ -1,7 +1,7 @@
 """Keyword search over memories: an FTS5 index of precomputed terms, or LIKE without FTS5.
 
 The index holds each live memory's keyword terms (words and CJK bigrams, see
-``memory.terms``) under ``rowid = memories.id``; SQLite's own tokenizers cut Chinese text into
+``terms.py``) under ``rowid = memories.id``; SQLite's own tokenizers cut Chinese text into
 one token per run, which would make most Chinese searches miss. Scores are the share of the
 query's terms a memory contains, computed the same way on both paths. On FTS5 the candidates
 are the best bm25 matches of the query's rarer terms (see ``RANK_BUDGET``), so a query full of
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import StoreError
-from ..memory.terms import keyword_terms
+from ..terms import keyword_terms
 from .database import Database, like_pattern
 
 __all__ = ["FTS_TABLE", "KeywordIndex"]

@@ -48,9 +48,6 @@ class Memory:
     source_topic: str | None = None
     deleted_at: float | None = None
 
-    def is_active(self, now: float) -> bool:
-        return self.deleted_at is None and (self.expires_at is None or self.expires_at > now)
-
 
 @dataclass(frozen=True)
 class MemoryStats:

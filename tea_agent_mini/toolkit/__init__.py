@@ -1,36 +1,29 @@
-"""Tools: the registry, the executor, workspace confinement and one module per tool family.
+"""The tool framework: how a tool is declared, found, checked and run. The tools themselves are
+the families in ``tea_agent_mini.tools``.
 
     toolkit = Toolkit.load()                       # the modules listed in manifest.SHIPPED
     executor = ToolExecutor(toolkit, ToolContext(workspace=..., home=...))
     result = await executor.run(ToolCall(id="1", name="toolkit_file", arguments='{...}'))
+
+``registry`` (``@tool``, ``ToolSpec``, ``Toolkit``), ``executor`` (arguments checked, approval,
+parallel runs, output truncated, failures as data), ``arguments`` and ``callfix`` (the checks and
+repairs of a call), ``context`` (``ToolContext``: workspace confinement, per-topic state, the
+runtime's parts), ``selection`` and ``schemas`` (which tools a request offers, in compact form),
+``manifest`` (the bundled modules), ``usercode``/``userstore``/``usertools`` (self-made tools),
+and helpers tools share: ``modelcall``, ``programs``, ``notices``.
 
 Names are imported lazily so that importing one tool module stays cheap.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .._lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from .context import ToolContext
-    from .executor import ToolExecutor, truncate_output
-    from .registry import Toolkit, ToolSpec, tool
-
-__all__ = ["ToolContext", "ToolExecutor", "ToolSpec", "Toolkit", "tool", "truncate_output"]
-
-_HOMES = {
-    "ToolContext": "context",
-    "ToolExecutor": "executor",
-    "truncate_output": "executor",
-    "ToolSpec": "registry",
-    "Toolkit": "registry",
-    "tool": "registry",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "context": ("ToolContext",),
+        "executor": ("ToolExecutor", "truncate_output"),
+        "registry": ("ToolSpec", "Toolkit", "tool"),
+    },
+)

@@ -11,11 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tea_agent_mini.config import ToolsConfig
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
-from tea_agent_mini.toolkit.sandbox import Sandbox
+from tea_agent_mini.shell.sandbox import Sandbox
 from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
+# Directories a listing shows but does not descend into (toolkit_file, toolkit_glob/grep, the
+# workspace overview of the context block).
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", "venv", ".venv", ".tox", ".mypy_cache"}
+    | {".pytest_cache", ".ruff_cache"}
+)
 
 
 @dataclass
@@ -37,10 +44,13 @@ class ToolContext:
     approve: ApprovalCallback | None = None
     exec_timeout: float = 30.0
     sandbox: Sandbox = field(default_factory=Sandbox)  # how toolkit_exec confines commands
+    # the config's tools: section (endpoints of toolkit_search and toolkit_weather_my)
+    tools_config: ToolsConfig = field(default_factory=ToolsConfig)
     # The Runtime that built this context: tools that need more than files and state (config,
     # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
     runtime: Any = None
     toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
+    mcp: Any = field(default=None, repr=False)  # the McpManager, when MCP servers are configured
     # Asks the user a question: (question, choices or None, timeout seconds, default) -> answer,
     # or None when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: AskUserCallback | None = None

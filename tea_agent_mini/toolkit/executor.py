@@ -165,9 +165,12 @@ class ToolExecutor:
         return set(load_skills(self.context.home, self.context.workspace).skills)
 
     def _skill_instructions(self, name: str) -> str:
-        from tea_agent_mini.toolkit.skills_tool import toolkit_skills
-
-        text = toolkit_skills(self.context, "load", name=name)
+        # the registered toolkit_skills (skill_names() is empty without it), not an import of
+        # tools/skills.py: the framework does not reach into the tool families
+        skills = self.toolkit.get(SKILLS_TOOL)
+        if skills is None:
+            raise ToolError(self._unknown_tool_message(name))
+        text = skills.func(self.context, "load", name=name)
         return f"{name} is a skill, not a tool. Its instructions:\n\n{text}"
 
     def _unknown_tool_message(self, name: str) -> str:

@@ -1,7 +1,7 @@
 """External programs (git, ruff, black, pytest, make ...): find them and run them.
 
 A program counts as installed when it is on PATH at call time. Runs go through
-``shell.run_command``, so they get the activity-aware timeout, output bounds and cancellation of
+``shell/runner.py``, so they get the activity-aware timeout, output bounds and cancellation of
 the turn, like toolkit_exec.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.shell.orphans import JobTable
+from tea_agent_mini.shell.runner import OUTPUT_LIMIT, CommandResult, run_command
 from tea_agent_mini.toolkit.context import ToolContext
-from tea_agent_mini.toolkit.orphans import JobTable
-from tea_agent_mini.toolkit.shell import OUTPUT_LIMIT, CommandResult, run_command
 
 DEFAULT_TIMEOUT = 120.0
 VENV_NAMES = (".venv", "venv", "env")

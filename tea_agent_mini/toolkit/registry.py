@@ -21,7 +21,7 @@ from tea_agent_mini.errors import TeaAgentError
 
 logger = logging.getLogger(__name__)
 
-BUNDLED_PACKAGE = "tea_agent_mini.toolkit"
+BUNDLED_PACKAGE = "tea_agent_mini.tools"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 # What importing a broken tool module can realistically raise. Listed rather than a bare
@@ -135,6 +135,20 @@ def missing_requirements(spec: ToolSpec) -> list[str]:
     return [name for name in spec.requires if importlib.util.find_spec(name) is None]
 
 
+def _import_tool_module(name: str) -> ModuleType:
+    """The bundled module ``tea_agent_mini.tools.<name>``, or else the module named ``name``."""
+    bundled = f"{BUNDLED_PACKAGE}.{name}"
+    try:
+        return importlib.import_module(bundled)
+    except ModuleNotFoundError as exc:
+        # only a missing bundled module falls through; a bundled one that fails inside raises
+        parts = bundled.split(".")
+        missing = {".".join(parts[:end]) for end in range(3, len(parts) + 1)}
+        if exc.name not in missing:
+            raise
+    return importlib.import_module(name)
+
+
 @dataclass
 class Toolkit:
     """The registry of tools available to a session.
@@ -152,7 +166,8 @@ class Toolkit:
 
     @classmethod
     def load(cls, modules: Iterable[str] | None = None) -> Toolkit:
-        """Import tool modules (short bundled names like ``"files"`` or dotted paths).
+        """Import tool modules: bundled ones by their name under ``tea_agent_mini.tools``
+        (``"shell"``, ``"files.edit"``), any other by its full dotted path.
 
         ``None`` loads the bundled modules listed in ``manifest.SHIPPED``. A module that fails to
         import, or whose tools need a missing package, is recorded in ``load_errors`` and skipped.
@@ -167,9 +182,8 @@ class Toolkit:
         return toolkit
 
     def _load_module(self, name: str) -> None:
-        dotted = name if "." in name else f"{BUNDLED_PACKAGE}.{name}"
         try:
-            module = importlib.import_module(dotted)
+            module = _import_tool_module(name)
         except _IMPORT_FAILURES as exc:
             logger.warning("tool module %s failed to load: %s", name, exc)
             self.load_errors[name] = f"{type(exc).__name__}: {exc}"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..llm.tokens import estimate_tools_tokens
-from ..memory.terms import keyword_terms
 from ..store.state import topic_scope
+from ..terms import keyword_terms
 from .schemas import Detail, render_schema
 
 if TYPE_CHECKING:

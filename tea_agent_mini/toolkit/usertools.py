@@ -1,30 +1,21 @@
-"""Self-made tools: toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions.
+"""User tools in the live Toolkit: loading, reloading and dropping them as their files change.
 
-A tool saved here is written to ``<home>/tools`` (see ``userstore``) and registered in the
-session's live Toolkit at once, so it can be called in the same session without a restart.
-The code convention is documented in ``usercode``. The Toolkit is reached through
-``ctx.toolkit``; without one the tool is saved and loads at the next start.
-
-At startup the runtime calls ``sync_user_tools(toolkit, home)`` after loading the built-ins.
+At startup the runtime calls ``sync_user_tools(toolkit, home)`` after loading the built-ins;
+``toolkit_reload`` calls it again, and the tools that save or roll back a tool
+(``tools/selfmade.py``) register it at once with :func:`activate`. Files and versions are
+``userstore``'s; the code convention is ``usercode``'s.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
-from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec, tool
-from tea_agent_mini.toolkit.usercode import (
-    UserToolError,
-    check_schema,
-    check_tool_name,
-    validate_tool_code,
-)
+from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
+from tea_agent_mini.toolkit.usercode import UserToolError
 from tea_agent_mini.toolkit.userstore import (
     ORIGIN_ATTR,
     Origin,
@@ -32,9 +23,7 @@ from tea_agent_mini.toolkit.userstore import (
     UserToolStore,
     forget_module,
     load_file,
-    load_module,
     module_origin,
-    now_iso,
     self_made_spec,
 )
 
@@ -144,11 +133,11 @@ def _drop(toolkit: Toolkit, spec: ToolSpec) -> None:
     forget_module(spec.module)
 
 
-def _live_toolkit(ctx: ToolContext) -> Toolkit | None:
+def live_toolkit(ctx: ToolContext) -> Toolkit | None:
     return getattr(ctx, "toolkit", None)
 
 
-def _check_name_free(toolkit: Toolkit | None, name: str) -> None:
+def check_name_free(toolkit: Toolkit | None, name: str) -> None:
     """Refuse a name the live toolkit gives to a built-in or to another user tool file."""
     existing = toolkit.get(name) if toolkit is not None else None
     if existing is None:
@@ -160,9 +149,9 @@ def _check_name_free(toolkit: Toolkit | None, name: str) -> None:
         raise UserToolError(f"{name!r} is already defined by {origin.stem}.py; choose another name")
 
 
-def _activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any) -> str:
+def activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any) -> str:
     """Register a just-written tool in the live toolkit; returns a note for the model."""
-    toolkit = _live_toolkit(ctx)
+    toolkit = live_toolkit(ctx)
     if toolkit is None:
         forget_module(module.__name__)
         return "There is no live toolkit in this context, so it loads at the next start."
@@ -171,171 +160,3 @@ def _activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: An
     install(toolkit, [self_made_spec(meta, module)], [current] if current else [])
     toolkit.load_errors.pop(LOAD_ERROR_PREFIX + meta.name, None)
     return f"It is registered: call {meta.name} now."
-
-
-SAVE_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "name": {
-            "type": "string",
-            "description": "tool name, a-z 0-9 _ (also the entry function's name); must not "
-            "be a built-in tool's name",
-        },
-        "description": {"type": "string", "description": "what the tool does, for the model"},
-        "parameters": {
-            "type": ["object", "string"],
-            "description": 'JSON schema of the arguments: {"type": "object", "properties": '
-            '{...}, "required": [...]}; properties must match the function parameters',
-        },
-        "code": {"type": "string", "description": "the Python source of the tool module"},
-    },
-    "required": ["name", "description", "parameters", "code"],
-}
-
-
-@tool(
-    "toolkit_save",
-    "Create or upgrade a tool of your own; it is callable right away, in this session. The code "
-    "defines one top-level function named after the tool, whose first parameter is ctx (the "
-    "tool context: ctx.workspace, ctx.home, ctx.resolve(path)) and whose other parameters are "
-    "the tool's arguments, e.g. `def word_count(ctx, text: str, unique: bool = False): ...`. "
-    "Helper functions must start with '_'. Every parameter must be a property of the schema "
-    "(those without a default in 'required'). Return a string or JSON-able data. Only installed "
-    "modules can be imported. Saving again creates a new version; see toolkit_list_versions "
-    "and toolkit_rollback. Saved tools always count as writing (they need approval and are not "
-    "available in read-only mode); only the user can mark one read-only, by hand, with "
-    '"read_only": true in its .json file.',
-    SAVE_PARAMETERS,
-    mutates=True,
-)
-def toolkit_save(
-    ctx: ToolContext,
-    name: str,
-    description: str,
-    parameters: dict[str, Any] | str,
-    code: str,
-) -> str:
-    toolkit = _live_toolkit(ctx)
-    check_tool_name(name)
-    _check_name_free(toolkit, name)
-    if not description.strip():
-        raise UserToolError("description is empty: say what the tool does")
-    schema = check_schema(_schema_object(parameters))
-    validate_tool_code(name, code, schema)
-    store = UserToolStore(ctx.home)
-    if store.code_path(name).exists() and not store.meta_path(name).exists():
-        raise UserToolError(
-            f"{store.code_path(name)} exists and was not made by toolkit_save; choose another name"
-        )
-    module = load_module(name, code, store.code_path(name))  # a failing import saves nothing
-    previous = store.read_meta(name)
-    meta = ToolMeta(
-        name=name,
-        description=" ".join(description.split()),
-        parameters=schema,
-        version=store.next_version(name),
-        created=now_iso(),
-    )
-    try:
-        store.save(meta, code)
-    except OSError as exc:
-        forget_module(module.__name__)
-        raise ToolError(f"could not write the tool files: {exc}") from exc
-    kept = f" (v{previous.version} is kept)" if previous else ""
-    note = _activate(ctx, store, meta, module)
-    return f"Saved {name} v{meta.version} to {store.code_path(name)}{kept}. {note}"
-
-
-def _schema_object(parameters: dict[str, Any] | str) -> Any:
-    if isinstance(parameters, str):
-        try:
-            return json.loads(parameters)
-        except ValueError as exc:
-            raise UserToolError(f"parameters is not valid JSON: {exc}") from exc
-    return parameters
-
-
-@tool(
-    "toolkit_reload",
-    "Re-scan the user tools folder (~/.tea_agent/tools): load new tool files, reload changed "
-    "ones and drop deleted ones, in this session. Reports each file that fails to load.",
-    {"type": "object", "properties": {}},
-    mutates=True,
-)
-def toolkit_reload(ctx: ToolContext) -> str:
-    toolkit = _live_toolkit(ctx)
-    if toolkit is None:
-        raise ToolError("there is no live toolkit in this context; tools load at the next start")
-    return sync_user_tools(toolkit, ctx.home).render()
-
-
-@tool(
-    "toolkit_rollback",
-    "Make an earlier saved version of one of your tools the live one again (takes effect at "
-    "once). Later versions are kept, so you can roll forward too. See toolkit_list_versions.",
-    {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "the tool's name"},
-            "version": {"type": "integer", "description": "the version number to restore"},
-        },
-        "required": ["name", "version"],
-    },
-    mutates=True,
-)
-def toolkit_rollback(ctx: ToolContext, name: str, version: int) -> str:
-    store = UserToolStore(ctx.home)
-    _check_name_free(_live_toolkit(ctx), name)
-    live = store.read_meta(name)
-    if live is None:
-        raise UserToolError(f"{name!r} is not a tool made with toolkit_save")
-    code, meta = store.read_version(name, version)
-    validate_tool_code(name, code, meta.parameters)
-    module = load_module(name, code, store.code_path(name))
-    try:
-        store.restore(name, version)
-    except OSError as exc:
-        forget_module(module.__name__)
-        raise ToolError(f"could not write the tool files: {exc}") from exc
-    note = _activate(ctx, store, meta, module)
-    return f"Rolled {name} back from v{live.version} to v{version}. {note}"
-
-
-@tool(
-    "toolkit_list_versions",
-    "List the saved versions of one of your tools (which one is live), or without a name, all "
-    "your tools with their live version.",
-    {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "the tool's name (optional)"}},
-    },
-    concurrency_safe=True,
-)
-def toolkit_list_versions(ctx: ToolContext, name: str = "") -> str:
-    store = UserToolStore(ctx.home)
-    if not name.strip():
-        return _list_tools(store)
-    live = store.read_meta(name.strip())
-    if live is None:
-        raise UserToolError(f"{name!r} is not a tool made with toolkit_save")
-    lines = [f"{live.name}: live version v{live.version}"]
-    for version in store.versions(live.name):
-        _, meta = store.read_version(live.name, version)
-        mark = "  <- live" if version == live.version else ""
-        lines.append(f"- v{version} ({meta.created}): {meta.description}{mark}")
-    return "\n".join(lines)
-
-
-def _list_tools(store: UserToolStore) -> str:
-    lines = []
-    for stem in store.stems():
-        try:
-            meta = store.read_meta(stem)
-        except UserToolError as exc:
-            lines.append(f"- {stem}: {exc}")
-            continue
-        if meta is None:
-            lines.append(f"- {stem}.py: hand-written module (not versioned)")
-        else:
-            lines.append(f"- {meta.name} v{meta.version}: {meta.description}")
-    return "\n".join(["Your tools:", *lines]) if lines else "You have no tools of your own yet."

@@ -79,13 +79,15 @@ PACKAGE_FILES = {
     "tea_agent_mini/toolkit/registry.py": "def tool(name, description, parameters, **kw):\n"
     "    return lambda func: func\n",
     "tea_agent_mini/toolkit/manifest.py": (
-        'SHIPPED: dict[str, str] = {"files": "toolkit_file"}\n'
+        'SHIPPED: dict[str, str] = {"files.read": "toolkit_file"}\n'
         'EXCLUDED: dict[str, str] = {"browser": "needs playwright", "ocr": "needs PIL"}\n'
     ),
-    "tea_agent_mini/toolkit/files.py": TOOL_MODULE.format(
+    "tea_agent_mini/tools/__init__.py": "",
+    "tea_agent_mini/tools/files/__init__.py": "",
+    "tea_agent_mini/tools/files/read.py": TOOL_MODULE.format(
         name="toolkit_file", requires=(), body="import json\n    return json.dumps({})"
     ),
-    "tea_agent_mini/toolkit/browser.py": TOOL_MODULE.format(
+    "tea_agent_mini/tools/browser.py": TOOL_MODULE.format(
         name="toolkit_browser", requires=("playwright",), body="import playwright\n    return 1"
     ),
     "tea_agent_mini/server/__init__.py": "",
@@ -140,7 +142,7 @@ def test_check_passes_on_a_clean_project(project: Path) -> None:
     assert result.returncode == 0, report["failures"]
     assert report["ok"] and report["failures"] == []
     assert report["tools"]["count"] == 1
-    assert report["tools"]["excluded"] == {"tea_agent_mini/toolkit/browser.py": "needs playwright"}
+    assert report["tools"]["excluded"] == {"tea_agent_mini/tools/browser.py": "needs playwright"}
     assert "artifacts" not in report  # --check builds nothing
     assert not (project / "dist").exists()
 
@@ -161,9 +163,9 @@ def test_check_passes_on_a_clean_project(project: Path) -> None:
         ),
         ("tea_agent_mini/trans.py", "import anyio\n", "imports anyio, outside the stdlib"),
         (
-            "tea_agent_mini/toolkit/uses_excluded.py",
-            "from .browser import run\n",
-            "imports tea_agent_mini.toolkit.browser, which is excluded in the wheel",
+            "tea_agent_mini/tools/files/uses_excluded.py",
+            "from ..browser import run\n",
+            "imports tea_agent_mini.tools.browser, which is excluded in the wheel",
         ),
         (
             "tea_agent_mini/lost.py",
@@ -173,19 +175,19 @@ def test_check_passes_on_a_clean_project(project: Path) -> None:
         ("tea_agent_mini/broken.py", "def f(:\n", "broken.py: SyntaxError"),
         (
             "tea_agent_mini/toolkit/manifest.py",
-            'SHIPPED = {"files": "f", "browser": "b"}\nEXCLUDED = {}\n',
+            'SHIPPED = {"files.read": "f", "browser": "b"}\nEXCLUDED = {}\n',
             "tool toolkit_browser requires playwright, outside the runtime dependencies: "
             "move browser to EXCLUDED",
         ),
         (
             "tea_agent_mini/toolkit/manifest.py",
-            'SHIPPED = {"files": "f", "ghost": "g"}\nEXCLUDED = {"browser": "b"}\n',
-            "SHIPPED names ghost, but tea_agent_mini/toolkit/ghost.py does not exist",
+            'SHIPPED = {"files.read": "f", "ghost.x": "g"}\nEXCLUDED = {"browser": "b"}\n',
+            "SHIPPED names ghost.x, but tea_agent_mini/tools/ghost/x.py does not exist",
         ),
         (
             "tea_agent_mini/toolkit/manifest.py",
-            'SHIPPED = {"files": "f"}\nEXCLUDED = {"files": "x", "browser": "b"}\n',
-            "files is in both SHIPPED and EXCLUDED",
+            'SHIPPED = {"files.read": "f"}\nEXCLUDED = {"files.read": "x", "browser": "b"}\n',
+            "files.read is in both SHIPPED and EXCLUDED",
         ),
         (
             "tea_agent_mini/toolkit/manifest.py",
@@ -193,14 +195,14 @@ def test_check_passes_on_a_clean_project(project: Path) -> None:
             "SHIPPED must be a literal dict",
         ),
         (
-            "tea_agent_mini/toolkit/weather.py",
-            "from .registry import tool\n\n\n@tool('toolkit_weather', 'd', {})\ndef w(ctx):\n"
-            "    return 1\n",
-            "tool module weather is in neither SHIPPED nor EXCLUDED",
+            "tea_agent_mini/tools/files/write.py",
+            "from tea_agent_mini.toolkit.registry import tool\n\n\n"
+            "@tool('toolkit_write', 'd', {})\ndef w(ctx):\n    return 1\n",
+            "tool module files.write is in neither SHIPPED nor EXCLUDED",
         ),
         (
-            "tea_agent_mini/toolkit/dynamic.py",
-            "from .registry import tool\nNEEDS = compute()\n\n\n"
+            "tea_agent_mini/tools/dynamic.py",
+            "from tea_agent_mini.toolkit.registry import tool\nNEEDS = compute()\n\n\n"
             "@tool('toolkit_dyn', 'd', {}, requires=NEEDS)\ndef d(ctx):\n    return 1\n",
             "requires is not a literal",
         ),
@@ -251,12 +253,12 @@ def test_list_shows_included_and_excluded_tools(project: Path) -> None:
     result = build_mini("--root", str(project), "--list", "--json")
     assert result.returncode == 0, result.stderr
     listing = json.loads(result.stdout)
-    assert listing["shipped"] == {"files": ["toolkit_file"]}
-    assert listing["excluded"] == {"tea_agent_mini/toolkit/browser.py": "needs playwright"}
+    assert listing["shipped"] == {"files.read": ["toolkit_file"]}
+    assert listing["excluded"] == {"tea_agent_mini/tools/browser.py": "needs playwright"}
     assert listing["excluded_not_in_tree"] == {"ocr": "needs PIL"}
     text = build_mini("--root", str(project), "--list").stdout
-    assert "+ files" in text and "toolkit_file" in text
-    assert "- tea_agent_mini/toolkit/browser.py" in text and "needs playwright" in text
+    assert "+ files.read" in text and "toolkit_file" in text
+    assert "- tea_agent_mini/tools/browser.py" in text and "needs playwright" in text
 
 
 def test_list_on_the_real_tree() -> None:
@@ -264,7 +266,7 @@ def test_list_on_the_real_tree() -> None:
     assert result.returncode == 0, result.stderr
     listing = json.loads(result.stdout)
     assert listing["count"] == sum(len(tools) for tools in listing["shipped"].values()) > 0
-    assert "toolkit_file" in listing["shipped"]["files"]
+    assert "toolkit_file" in listing["shipped"]["files.files"]
 
 
 def test_check_on_the_real_tree() -> None:
@@ -280,7 +282,7 @@ def wheel_names(path: Path) -> list[str]:
 
 @needs_backend
 def test_two_builds_are_identical_and_apply_the_whitelist(project: Path, tmp_path: Path) -> None:
-    ocr = project / "tea_agent_mini/toolkit/ocr"  # an excluded tool family that is a subpackage
+    ocr = project / "tea_agent_mini/tools/ocr"  # an excluded tool family that is a subpackage
     ocr.mkdir()
     (ocr / "__init__.py").write_text(
         TOOL_MODULE.format(name="toolkit_ocr", requires=("PIL",), body="import PIL\n    return 1")
@@ -296,9 +298,9 @@ def test_two_builds_are_identical_and_apply_the_whitelist(project: Path, tmp_pat
     for name in ("tea_agent_mini-9.8.7-py3-none-any.whl", "tea_agent_mini-9.8.7.tar.gz"):
         assert (outputs[0] / name).read_bytes() == (outputs[1] / name).read_bytes(), name
     names = wheel_names(outputs[0] / "tea_agent_mini-9.8.7-py3-none-any.whl")
-    assert "tea_agent_mini/toolkit/files.py" in names
-    assert "tea_agent_mini/toolkit/browser.py" not in names
-    assert not [n for n in names if n.startswith("tea_agent_mini/toolkit/ocr")]
+    assert "tea_agent_mini/tools/files/read.py" in names
+    assert "tea_agent_mini/tools/browser.py" not in names
+    assert not [n for n in names if n.startswith("tea_agent_mini/tools/ocr")]
     assert "tea_agent_mini/server/static/index.html" in names
     assert "tea_agent_mini/skills/bundled/demo/SKILL.md" in names
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "hatch_build"))]
@@ -315,8 +317,8 @@ def test_the_backend_applies_the_whitelist_on_its_own(project: Path, tmp_path: P
         timeout=300,
     )
     names = wheel_names(out / "tea_agent_mini-9.8.7-py3-none-any.whl")
-    assert "tea_agent_mini/toolkit/files.py" in names
-    assert "tea_agent_mini/toolkit/browser.py" not in names
+    assert "tea_agent_mini/tools/files/read.py" in names
+    assert "tea_agent_mini/tools/browser.py" not in names
 
 
 @needs_backend
@@ -331,7 +333,7 @@ def test_wheel_inspection_fails_when_the_hook_is_bypassed(project: Path, tmp_pat
     )
     assert not report["ok"]
     assert (
-        "wheel contents: tea_agent_mini/toolkit/browser.py: excluded by the toolkit whitelist "
+        "wheel contents: tea_agent_mini/tools/browser.py: excluded by the toolkit whitelist "
         "but present" in report["failures"]
     )
 

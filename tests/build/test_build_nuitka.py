@@ -157,21 +157,23 @@ def test_product_version_needs_a_number() -> None:
 
 def test_tool_modules_outside_the_manifest_are_excluded_too(tmp_path: Path) -> None:
     toolkit = tmp_path / "tea_agent_mini" / "toolkit"
-    toolkit.mkdir(parents=True)
+    tools = tmp_path / "tea_agent_mini" / "tools"
+    (tools / "files").mkdir(parents=True)
+    toolkit.mkdir()
     (toolkit / "manifest.py").write_text(
-        'SHIPPED = {"files": "x"}\nEXCLUDED = {"browser": "needs playwright"}\n'
+        'SHIPPED = {"files.read": "x"}\nEXCLUDED = {"browser": "needs playwright"}\n'
     )
-    tool = 'from .registry import tool\n\n@tool("{}", "d", {{}})\ndef run(ctx):\n    pass\n'
-    (toolkit / "files.py").write_text(tool.format("toolkit_file"))
-    (toolkit / "browser.py").write_text(tool.format("toolkit_browser"))
-    (toolkit / "stray").mkdir()
-    (toolkit / "stray" / "__init__.py").write_text(tool.format("toolkit_stray"))
+    tool = 'from ..toolkit.registry import tool\n\n@tool("{}", "d", {{}})\ndef run(ctx):\n    pass\n'
+    (tools / "files" / "read.py").write_text(tool.format("toolkit_file"))
+    (tools / "browser.py").write_text(tool.format("toolkit_browser"))
+    (tools / "stray").mkdir()
+    (tools / "stray" / "__init__.py").write_text(tool.format("toolkit_stray"))
     the_plan = nuitka_build.make_plan(tmp_path, tmp_path / "out", "1.0")
-    assert the_plan.excluded["tea_agent_mini.toolkit.browser"] == "needs playwright"
-    assert "tea_agent_mini.toolkit.stray" in the_plan.excluded
-    assert "tea_agent_mini.toolkit.files" not in the_plan.excluded
+    assert the_plan.excluded["tea_agent_mini.tools.browser"] == "needs playwright"
+    assert "tea_agent_mini.tools.stray" in the_plan.excluded
+    assert "tea_agent_mini.tools.files.read" not in the_plan.excluded
     assert the_plan.tools == ("toolkit_file",)
-    assert "--nofollow-import-to=tea_agent_mini.toolkit.browser" in nuitka_build.command(the_plan)
+    assert "--nofollow-import-to=tea_agent_mini.tools.browser" in nuitka_build.command(the_plan)
 
 
 def test_print_command_end_to_end() -> None:

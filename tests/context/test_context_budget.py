@@ -12,8 +12,8 @@ from tea_agent_mini.context.builder import ContextInputs, build_window
 from tea_agent_mini.context.history import PLACEHOLDER_PREFIX
 from tea_agent_mini.context.records import TopicSummary, TurnPair
 from tea_agent_mini.llm.tokens import TokenCalibrator, estimate_messages_tokens
-from tea_agent_mini.memory.terms import keyword_terms
 from tea_agent_mini.runtime import Runtime
+from tea_agent_mini.terms import keyword_terms
 from tea_agent_mini.types import Done, Message, Notice, ToolCall
 from tests.context.context_helpers import (
     answer_background,

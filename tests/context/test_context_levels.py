@@ -13,9 +13,9 @@ from tea_agent_mini.context.history import PLACEHOLDER_PREFIX, RECENT_TURNS
 from tea_agent_mini.context.pairs import record_pairs
 from tea_agent_mini.context.records import ContextRecords, ToolUse, TopicSummary, TurnPair
 from tea_agent_mini.context.relevance import select_pairs
-from tea_agent_mini.memory.terms import keyword_terms
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.store import Store, topic_scope
+from tea_agent_mini.terms import keyword_terms
 from tea_agent_mini.types import Message, ToolCall
 from tests.context.context_helpers import add_turn, assert_consistent
 from tests.fakes.script import without_context_block

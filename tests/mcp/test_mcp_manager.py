@@ -7,30 +7,23 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
+from tea_agent_mini.config import load_config
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.mcp.errors import McpError
 from tea_agent_mini.mcp.manager import McpManager
+from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.executor import ToolExecutor
-from tea_agent_mini.toolkit.mcp_tool import toolkit_mcp
 from tea_agent_mini.toolkit.registry import Toolkit
+from tea_agent_mini.tools.mcp import toolkit_mcp
 from tea_agent_mini.types import ToolCall
 
 pytest.importorskip(
     "mcp.server.mcpserver", reason="needs the official mcp SDK >= 2 (test dependency)"
 )
-
-
-@dataclass
-class ServicesContext(ToolContext):
-    """ToolContext with the ``services`` field this module asks the lead to add."""
-
-    services: dict[str, Any] = field(default_factory=dict)
 
 
 def write_servers(home, servers: dict) -> None:
@@ -62,7 +55,7 @@ def setup(tmp_path_factory, stdio_server, http_servers):
     manager = McpManager({}, tmp_path, backoff=0.05)
     toolkit = Toolkit.load([])
     manager.register_into(toolkit)
-    context = ServicesContext(workspace=tmp_path, home=tmp_path, services={"mcp": manager})
+    context = ToolContext(workspace=tmp_path, home=tmp_path, mcp=manager)
     yield manager, toolkit, ToolExecutor(toolkit, context)
     manager.close()
 
@@ -128,7 +121,7 @@ def test_a_crashed_server_is_started_again_on_the_next_call(setup):
 
 def test_toolkit_mcp_lists_servers_states_and_tools(setup):
     manager = setup[0]
-    context = ServicesContext(workspace=manager.home, home=manager.home, services={"mcp": manager})
+    context = ToolContext(workspace=manager.home, home=manager.home, mcp=manager)
     listing = toolkit_mcp(context, action="list")
     assert "MCP servers (2):" in listing
     assert "- local [ready] stdio:" in listing and "- remote [ready] http:" in listing
@@ -149,6 +142,40 @@ def test_toolkit_mcp_runs_through_the_executor_and_restarts(setup):
     assert not missing.ok and "restart needs server" in missing.error
     unknown = run_tool(executor, "toolkit_mcp", action="status", server="nope")
     assert not unknown.ok and "no MCP server named 'nope'" in unknown.error
+
+
+def test_toolkit_mcp_reaches_the_servers_of_a_real_runtime(write_config, workspace, stdio_server):
+    """The path production takes: config -> Runtime -> its toolkit and tool context -> the
+    executor -> toolkit_mcp and the servers' own tools."""
+    write_config(
+        {
+            "agent": {"workspace": str(workspace)},
+            "mcp_servers": {"local": stdio_entry(stdio_server)},
+        }
+    )
+    runtime = Runtime(load_config())
+    try:
+        executor = ToolExecutor(runtime.toolkit, runtime.tool_context(None))
+        assert runtime.mcp is not None and executor.context.mcp is runtime.mcp
+        [status] = runtime.mcp.wait_ready(timeout=30)
+        assert status.state == "ready", status
+        listing = run_tool(executor, "toolkit_mcp", action="list")
+        assert listing.ok and "- local [ready] stdio:" in listing.output, listing
+        assert (run_tool(executor, "mcp_local_add", a=2, b=3).output) == "5"
+    finally:
+        asyncio.run(runtime.aclose())
+
+
+def test_toolkit_mcp_without_servers_says_how_to_add_them(write_config, workspace):
+    write_config({"agent": {"workspace": str(workspace)}})
+    runtime = Runtime(load_config())
+    try:
+        context = runtime.tool_context(None)
+        assert runtime.mcp is None and context.mcp is None
+        with pytest.raises(ToolError, match="MCP is not set up in this session"):
+            toolkit_mcp(context, action="list")
+    finally:
+        asyncio.run(runtime.aclose())
 
 
 def test_close_stops_servers_and_removes_their_tools(tmp_path, stdio_server):
@@ -195,7 +222,7 @@ def test_bad_config_entries_show_up_as_failed_servers(tmp_path):
         states = {s.name: (s.state, s.error) for s in manager.status()}
         assert states["nocmd"][0] == "failed" and "needs a command" in states["nocmd"][1]
         assert states["off"] == ("stopped", "")
-        context = ServicesContext(workspace=tmp_path, home=tmp_path, services={"mcp": manager})
+        context = ToolContext(workspace=tmp_path, home=tmp_path, mcp=manager)
         listing = toolkit_mcp(context, action="list")
         assert "config problem:" in listing and "invalid JSON" in listing
         with pytest.raises(McpError, match="disabled in the configuration"):

@@ -14,8 +14,8 @@ from tea_agent_mini.memory.ingest import (
 )
 from tea_agent_mini.memory.manager import MemoryManager
 from tea_agent_mini.memory.model import Candidate, Priority
-from tea_agent_mini.memory.terms import keyword_terms
 from tea_agent_mini.store import Store
+from tea_agent_mini.terms import keyword_terms
 
 T0 = 1_700_000_000.0
 DAY = 86400.0

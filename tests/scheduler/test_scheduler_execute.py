@@ -14,7 +14,7 @@ from tea_agent_mini.scheduler.execute import TaskExecutor
 from tea_agent_mini.scheduler.runner import SchedulerRunner
 from tea_agent_mini.scheduler.service import TaskService
 from tea_agent_mini.store.tasks import OUTPUT_LIMIT
-from tea_agent_mini.toolkit.notify import NOTICES_KEY
+from tea_agent_mini.toolkit.notices import NOTICES_KEY
 from tests.fakes.script import without_context_block
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.scheduler.scheduler_helpers import FakeClock, utc

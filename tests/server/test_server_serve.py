@@ -18,8 +18,8 @@ import pytest
 
 from tea_agent_mini.config import load_config
 from tea_agent_mini.server.app import bind_refusal, serve
-from tea_agent_mini.toolkit import proctree
-from tea_agent_mini.toolkit.orphans import Job, JobTable
+from tea_agent_mini.shell import proctree
+from tea_agent_mini.shell.orphans import Job, JobTable
 from tests.fakes.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import stat
 from pathlib import Path
 
@@ -9,6 +10,9 @@ import openai
 import pytest
 import yaml
 
+from tea_agent_mini.config import load_config
+from tea_agent_mini.runtime import Runtime
+from tea_agent_mini.server.runtimes import RuntimePool
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.server.server_helpers import read_events
 
@@ -224,3 +228,16 @@ def test_a_profile_switch_never_widens_what_tools_reach(
     (workspace / "in.txt").write_text("yours")
     inside = run_tool(http, "toolkit_file", {"action": "read", "filename": "in.txt"}).json()
     assert inside["ok"] is True and "yours" in inside["output"]
+
+
+def test_a_profile_never_brings_its_own_tool_endpoints(write_config):
+    """Profiles can be written over the API; a profile's tools: section must not point the
+    search or weather tools somewhere else while the server runs."""
+    write_config({"tools": {"search_url": "http://started-with/html/"}})
+    write_config({"tools": {"search_url": "http://169.254.169.254/latest/"}}, name="other")
+    runtime = Runtime(load_config())
+    try:
+        config = RuntimePool(runtime).load("other")
+    finally:
+        asyncio.run(runtime.aclose())
+    assert config.tools.search_url == "http://started-with/html/"

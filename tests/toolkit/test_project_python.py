@@ -15,7 +15,7 @@ from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit import programs
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.programs import project_python, python_has
-from tea_agent_mini.toolkit.testrun import toolkit_run_tests
+from tea_agent_mini.tools.dev.testrun import toolkit_run_tests
 
 
 def make_venv(where: Path, *, see_our_packages: bool = False) -> Path:

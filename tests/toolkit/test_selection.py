@@ -6,7 +6,6 @@ import pytest
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
-from tea_agent_mini.toolkit.finder import toolkit_find_tools
 from tea_agent_mini.toolkit.registry import Toolkit
 from tea_agent_mini.toolkit.schemas import render_schema, summarise
 from tea_agent_mini.toolkit.selection import (
@@ -17,6 +16,7 @@ from tea_agent_mini.toolkit.selection import (
     ToolMenu,
     with_tools,
 )
+from tea_agent_mini.tools.finder import toolkit_find_tools
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_the_budget_holds_extras_back_but_never_the_core(toolkit):
 
 
 def test_the_menu_follows_changes_to_the_toolkit(toolkit):
-    small = Toolkit.load(["files", "finder"])
+    small = Toolkit.load(["files.files", "finder"])
     menu = ToolMenu(small)
     assert [
         s["function"]["name"] for s in menu.schemas(["toolkit_file", "toolkit_weather_my"])

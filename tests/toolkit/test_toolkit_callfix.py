@@ -35,7 +35,7 @@ def notes(ctx, action, title="", body="", new_title="", folder=""):
 
 @pytest.fixture(scope="module")
 def toolkit() -> Toolkit:
-    loaded = Toolkit.load(["files", "todo", "git", "memory_tool", "lunar"])
+    loaded = Toolkit.load(["files.files", "todo", "git.git", "memory", "dates.lunar"])
     loaded.register(notes.tool_spec)
     return loaded
 

@@ -191,7 +191,7 @@ def test_approval_never_refuses_mutating_tools_only(workspace, tea_home):
 def test_approval_never_still_allows_reading_files(workspace, tea_home):
     (workspace / "a.txt").write_text("hello\n")
     ctx = ToolContext(workspace=workspace, home=tea_home, approval="never")
-    executor = ToolExecutor(Toolkit.load(["files"]), ctx)
+    executor = ToolExecutor(Toolkit.load(["files.files"]), ctx)
     read = run(executor.run(call("toolkit_file", {"action": "read", "filename": "a.txt"})))
     assert read.ok and read.output == "hello\n"
     write = {"action": "write", "filename": "a.txt", "content": "x"}

@@ -56,7 +56,7 @@ def test_mutating_actions_make_only_some_calls_mutating():
 def test_default_load_has_every_shipped_module_and_no_errors():
     toolkit = Toolkit.load()
     assert toolkit.load_errors == {}
-    modules = {spec.module.rsplit(".", 1)[-1] for spec in toolkit.specs()}
+    modules = {spec.module.removeprefix("tea_agent_mini.tools.") for spec in toolkit.specs()}
     assert modules == set(SHIPPED)
     assert not set(SHIPPED) & set(EXCLUDED)
     expected = {"toolkit_file", "toolkit_edit", "toolkit_apply_patch", "toolkit_exec"}
@@ -109,7 +109,7 @@ def test_a_failing_module_does_not_break_the_others(module_dir: Path):
             return "never"
         """,
     )
-    toolkit = Toolkit.load([broken, good, "files"])
+    toolkit = Toolkit.load([broken, good, "files.files"])
     assert "good_tool" in toolkit.names()
     assert "toolkit_file" in toolkit.names()
     assert "needy_tool" not in toolkit.names()
@@ -138,7 +138,7 @@ def test_openai_tools_subset_in_the_given_order_skipping_unknown():
 
 
 def test_specs_in_skips_tools_imported_from_elsewhere(module_dir: Path):
-    name = write_module(module_dir, "reexport", "from tea_agent_mini.toolkit.system import *\n")
+    name = write_module(module_dir, "reexport", "from tea_agent_mini.tools.system import *\n")
     import importlib
 
     module = importlib.import_module(name)

@@ -41,7 +41,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def toolkit() -> Toolkit:
-    toolkit = Toolkit.load(["usertools", "files"])
+    toolkit = Toolkit.load(["selfmade", "files.files"])
     toolkit.register(grep_stuff.tool_spec)
     return toolkit
 
@@ -132,7 +132,7 @@ def test_a_restart_picks_up_the_live_version(executor, home):
     save(executor, code=GREET_V2)
     call(executor, "toolkit_rollback", name="greet", version=1)
 
-    fresh = Toolkit.load(["usertools"])
+    fresh = Toolkit.load(["selfmade"])
     report = sync_user_tools(fresh, home)
     assert (report.loaded, report.errors) == (["greet"], {})
     assert fresh.get("greet").func(None, who="Bo") == "v1 hello Bo"
@@ -183,7 +183,7 @@ def test_kwargs_tool_with_context(executor, workspace):
 
 
 def test_save_without_a_live_toolkit_still_writes(home, workspace):
-    toolkit = Toolkit.load(["usertools"])
+    toolkit = Toolkit.load(["selfmade"])
     executor = ToolExecutor(toolkit, ToolContext(workspace=workspace, home=home))
     result = save(executor)
     assert result.ok and "loads at the next start" in result.output

@@ -28,7 +28,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def toolkit() -> Toolkit:
-    return Toolkit.load(["usertools"])
+    return Toolkit.load(["selfmade"])
 
 
 def executor(toolkit: Toolkit, home: Path, workspace: Path, approval: str) -> ToolExecutor:
@@ -88,7 +88,7 @@ def test_an_old_mutates_false_written_by_the_model_is_ignored(toolkit, home, wor
     meta = json.loads(meta_path.read_text())
     del meta["read_only"]
     meta_path.write_text(json.dumps({**meta, "mutates": False}), encoding="utf-8")
-    fresh = Toolkit.load(["usertools"])
+    fresh = Toolkit.load(["selfmade"])
     assert sync_user_tools(fresh, home).loaded == ["greet"]
     assert not call(executor(fresh, home, workspace, "never"), "greet", who="A").ok
 

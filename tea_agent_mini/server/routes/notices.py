@@ -22,7 +22,7 @@ MAX_LIMIT = 200
 
 
 def _notices(store: Any, limit: int, offset: int) -> list[dict[str, Any]]:
-    from ...toolkit.notify import recent_notices
+    from ...toolkit.notices import recent_notices
 
     titles: dict[str, str] = {}
     data = []
