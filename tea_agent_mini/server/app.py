@@ -218,7 +218,7 @@ def serve(
 ) -> int:
     """Run the server until interrupted; returns the exit code."""
     from ..errors import TeaAgentError
-    from ..redact import config_secrets
+    from ..runtime import config_secrets
     from ..runtime import Runtime
     from .serverlog import configure
 
