@@ -65,7 +65,7 @@ def _failure(exc: LLMError, shown: str) -> ProbeResult:
         return ProbeResult(
             False,
             reason="wrong_key",
-            error=f"wrong API key: the server refused it ({exc})",
+            error=f"wrong API key: the server answered {status} ({exc.args[0]})",
             status=status,
         )
     if status in (404, 405) or (status is None and isinstance(exc.__cause__, ValueError)):

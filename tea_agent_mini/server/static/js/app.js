@@ -123,7 +123,10 @@ class App {
     this.config = await this.api.get("/v1/config");
     const missing = !this.config.model_configured;
     $("#setup-banner").hidden = !missing;
-    $("#model-name").textContent = missing ? "no model" : this.config.config.main_model.model_name;
+    const main = this.config.config.main_model;
+    const shown = $("#active-profile");
+    shown.textContent = missing ? `${this.config.profile} · no model` : this.config.profile;
+    shown.title = missing ? "the active profile has no model" : `profile ${this.config.profile}: ${main.model_name} at ${main.api_url}`;
     if (missing && firstRun) this.openSetup(true);
   }
 
