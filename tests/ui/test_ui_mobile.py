@@ -64,6 +64,19 @@ def test_a_tool_card_with_long_arguments_and_output_fits_a_phone(
     page.screenshot(path=str(ARTIFACTS / "ui-phone-tool-card.png"))
 
 
+def test_the_settings_dialog_fits_a_phone(page_factory, live):
+    page = page_factory(**PHONE)
+    open_app(page, live.url)
+    page.click("#toggle-sidebar")
+    page.click("#open-settings")
+    settings = page.locator("dialog[open]", has_text="Settings")
+    settings.locator("button", has_text="Edit…").wait_for()
+    assert settings.locator(".modal-body").evaluate("el => el.scrollWidth <= el.clientWidth")
+    assert page.evaluate(FITS)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-phone-settings.png"))
+
+
 def test_the_tasks_dialog_fits_a_phone_and_its_rows_read_on_one_line(page_factory, live):
     with live.client() as http:
         for name, schedule in (
