@@ -25,6 +25,7 @@ from .listen import bind_problem, open_socket, started_lines
 from .routes import (
     chat,
     config,
+    connection,
     export,
     health,
     memory,
@@ -77,6 +78,7 @@ ROUTE_MODULES = (
     session_turns,
     tools,
     config,
+    connection,
     profiles,
     uploads,
     memory,
@@ -218,8 +220,7 @@ def serve(
 ) -> int:
     """Run the server until interrupted; returns the exit code."""
     from ..errors import TeaAgentError
-    from ..runtime import config_secrets
-    from ..runtime import Runtime
+    from ..runtime import Runtime, config_secrets
     from .serverlog import configure
 
     host = bind_address(host or config.server.host or "127.0.0.1")

@@ -103,6 +103,14 @@ class RuntimePool:
         await self.active.reconfigure(config)
         await self._close_others()
 
+    async def forget(self, profile: str) -> None:
+        """Drop the runtime built for ``profile`` (its file changed); the next request that
+        names it builds a new one. The caller makes sure no turn is running."""
+        with self._lock:
+            runtime = self._others.pop(profile, None)
+        if runtime is not None:
+            await runtime.aclose()
+
     async def _close_others(self) -> None:
         with self._lock:
             others, self._others = list(self._others.values()), {}
