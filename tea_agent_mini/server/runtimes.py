@@ -86,7 +86,12 @@ class RuntimePool:
         on_notice: NoticeCallback | None = None,
         follow_up: bool = True,
     ) -> Session:
-        return self.get(profile).session(
+        runtime = self.get(profile)
+        manager = runtime.mcp
+        if manager is not None and manager.starting():
+            # the first turn after a start offers the servers' tools too (bounded, in a thread)
+            manager.wait_ready(manager.startup_timeout)
+        return runtime.session(
             topic_id,
             approve=approve,
             ask_user=ask_user,
