@@ -322,3 +322,34 @@ def test_a_one_line_command_block_after_a_failed_call_is_sent_back(
     assert (
         "your last tool call failed" in turn_requests(scripted_server)[2]["messages"][-1]["content"]
     )
+
+
+def test_a_question_answered_with_a_file_that_does_not_exist_is_sent_back_once(
+    model_config, scripted_server, workspace
+):
+    (workspace / "misc").mkdir()
+    (workspace / "misc" / "journal_07.txt").write_text("a blue heron\n")
+    grep = ToolCallSpec("toolkit_grep", {"pattern": "heron"})
+    scripted_server.push(
+        Reply(text="The file is `docs/README.md`."),
+        Reply(tool_calls=[grep]),
+        Reply(text="It is misc/journal_07.txt."),
+    )
+    events, history = run_turn("Which file mentions a heron?")
+    hint = turn_requests(scripted_server)[1]["messages"][-1]["content"]
+    assert hint.startswith("You named docs/README.md, but the workspace has no such file")
+    assert isinstance(events[-1], Done) and events[-1].text == "It is misc/journal_07.txt."
+    assert all("no such file" not in (m.content or "") for m in history)
+
+
+def test_files_that_exist_or_answers_to_requests_are_not_questioned(
+    model_config, scripted_server, workspace
+):
+    (workspace / "notes.txt").write_text("x\n")
+    scripted_server.push(Reply(text="It is in notes.txt."))
+    events, _ = run_turn("Where did I put the notes?")
+    assert events[-1].text == "It is in notes.txt."
+    scripted_server.push(Reply(text="Sure: I would call it plan.md."))
+    events, _ = run_turn("Suggest a name for the plan file.")
+    assert events[-1].text == "Sure: I would call it plan.md."
+    assert len(turn_requests(scripted_server)) == 2

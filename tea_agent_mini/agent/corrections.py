@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..types import Completion, ToolCall
@@ -40,6 +41,17 @@ UNAPPLIED_CODE = (
 )
 _FENCED_CODE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 SEEN_OUTPUT_CHARS = 32_000  # of this turn's tool results, to tell quoted code from new code
+UNCHECKED_FILE = (
+    "You named {name}, but the workspace has no such file, and you used no tool to look. Search "
+    "or read first (toolkit_grep, toolkit_glob, toolkit_file), then answer from what you find."
+)
+# a relative file name with a common extension, as an answer names it: `docs/notes.md`, a.txt
+_EXTENSIONS = (
+    "py|txt|md|json|ya?ml|toml|csv|js|ts|html|css|sh|cfg|ini|log|xml|rst|c|h|cpp|go|rs|java|rb|sql"
+)
+_FILE_NAMES = re.compile(
+    rf"(?<![\w/.:-])((?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))(?![\w/.-]*\w)", re.I
+)
 _MARKUP = re.compile(r"</?tools>|</?tool_call>|```\w*")
 # How a model announces its own next steps ("I'll use toolkit_exec ...", "Let's ...", "1. First")
 _OWN_STEPS = re.compile(
@@ -74,6 +86,8 @@ class Corrections:
 
     def __init__(self, toolkit: Toolkit, request: str = "") -> None:
         self.toolkit = toolkit
+        # a question about the workspace's facts, not how to do something
+        self.question = request.rstrip().endswith("?") and not asks_how(request)
         self.steps = (
             _OWN_STEPS
             if asks_how(request)
@@ -144,6 +158,16 @@ class Corrections:
             if any(line and line not in self.seen for line in lines):
                 return True
         return False
+
+    def unchecked_file(self, content: str, workspace: Path | None) -> bool:
+        """Ask again when the user asked a question, no tool ran, and the answer names a file
+        that the workspace does not have: a guess from the file listing, not a look."""
+        if self.asked >= MAX_CORRECTIONS or self.calls or not self.question or workspace is None:
+            return False
+        missing = [p for p in _FILE_NAMES.findall(content) if not (workspace / p).exists()]
+        if not missing:
+            return False
+        return self._ask(content, UNCHECKED_FILE.format(name=missing[0]))
 
     def repeated(self, name: str) -> None:
         """Point the model at the result of a call it just repeated."""

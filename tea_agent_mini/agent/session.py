@@ -219,6 +219,12 @@ class _Turn:
                     "the model showed code instead of applying it; asked it to", kind="text_tools"
                 )
                 continue
+            workspace = getattr(getattr(self.s.executor, "context", None), "workspace", None)
+            if not calls and tools and self.corrections.unchecked_file(content, workspace):
+                yield Notice(
+                    "the model named a file it never looked for; asked it to check", "text_tools"
+                )
+                continue
             if not calls and self.corrections.empty(content, completion):
                 yield Notice("the model's reply was empty; asked it again", kind="empty")
                 continue
