@@ -44,18 +44,21 @@ later conversations. Answer with JSON only, in this shape:
 "expires_in_days": null}]}
 
 kind is one of:
-- instruction: a rule the user explicitly asks the assistant to remember or always follow
+- instruction: a rule for how the assistant should behave that the user asks it to always \
+follow ("always answer in French"); a fact the user asks you to remember is a fact
 - preference: how the user likes things done (style, tools, language, format)
 - reminder: something to do or bring up later; set expires_in_days to when it stops mattering
 - fact: a lasting fact about the user, their projects, environment or decisions
 - other: anything else clearly worth keeping
 importance: 1 (trivia) to 5 (essential). tags: a few lower-case keywords.
-Write each memory as one self-contained sentence in the user's language. Skip greetings, small \
+Write each memory as one self-contained sentence in the user's language, stating the fact \
+itself ("The user's favourite colour is teal", never "Remember that ..."). Skip greetings, small \
 talk, the assistant's own reasoning, one-off details and secrets (passwords, keys, tokens).
 When nothing is worth remembering, answer {"memories": []}."""
 
 _THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.S | re.I)
 _WRAPPERS = ("memories", "items", "results", "result", "data", "candidates", "entries", "output")
+_REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+", re.I)
 _CONTENT_KEYS = ("content", "memory", "text", "fact", "value")
 _KIND_KEYS = ("kind", "type", "category")
 
@@ -134,9 +137,12 @@ def _candidate(item: Any, now: float) -> Candidate | None:
         return None
     content = next((item[k] for k in _CONTENT_KEYS if isinstance(item.get(k), str)), "")
     content = " ".join(content.split())[:MAX_CONTENT_CHARS]
+    kind_text = next((item[k] for k in _KIND_KEYS if isinstance(item.get(k), str)), "")
+    fact = _REMEMBER.sub("", content)
+    if fact != content:  # "Remember that my colour is teal" is the fact, not a rule to follow
+        content, kind_text = fact[:1].upper() + fact[1:], "fact"
     if not content:
         return None
-    kind_text = next((item[k] for k in _KIND_KEYS if isinstance(item.get(k), str)), "")
     category, priority = KINDS[parse_category(kind_text)]
     expires_at = _expiry(item, now)
     if category == "reminder" and expires_at is None:

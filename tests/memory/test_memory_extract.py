@@ -66,6 +66,21 @@ def test_fields_are_cleaned():
     assert by_content["Always answer in English"].expires_at is None
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Remember that my favourite colour is turquoise.",
+        "please remember: my favourite colour is turquoise.",
+        "Note that my favourite colour is turquoise.",
+    ],
+)
+def test_a_request_to_remember_is_stored_as_the_fact(content):
+    item = {"content": content, "kind": "instruction", "importance": 3}
+    (candidate,) = parse_candidates(json.dumps([item]), NOW)
+    assert candidate.content == "My favourite colour is turquoise."
+    assert (candidate.category, candidate.priority) == ("fact", Priority.MEDIUM)
+
+
 def test_reminder_without_expiry_gets_the_default():
     (candidate,) = parse_candidates('[{"content": "Call mum", "type": "reminder"}]', NOW)
     assert candidate.expires_at == NOW + DEFAULT_REMINDER_DAYS * DAY
