@@ -218,8 +218,7 @@ def serve(
 ) -> int:
     """Run the server until interrupted; returns the exit code."""
     from ..errors import TeaAgentError
-    from ..redact import config_secrets
-    from ..runtime import Runtime
+    from ..runtime import Runtime, config_secrets
     from .serverlog import configure
 
     host = bind_address(host or config.server.host or "127.0.0.1")
