@@ -23,6 +23,7 @@ from ..errors import (
     StreamInterrupted,
     TeaAgentError,
 )
+from ..store.outcomes import PartialAnswer, tool_message
 from ..types import (
     CallOptions,
     ChatModel,
@@ -39,7 +40,6 @@ from ..types import (
 )
 from .corrections import Corrections
 from .loopguard import LoopGuard
-from ..store.outcomes import PartialAnswer, tool_message
 
 if TYPE_CHECKING:
     from ..context.turn import TurnContext
