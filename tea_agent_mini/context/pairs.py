@@ -141,6 +141,6 @@ def new_pairs(messages: Sequence[Message], start_id: int) -> list[TurnPair]:
 
 def record_pairs(store: Store, records: ContextRecords, topic_id: str, now: float) -> int:
     """Record the topic's finished turns not yet in L2 or L3; return how many were written."""
-    messages = store.messages.list(topic_id, limit=RECENT_MESSAGES)
+    messages = store.messages.of_topic(topic_id, limit=RECENT_MESSAGES)
     pairs = new_pairs(messages, records.record_start(topic_id))
     return records.save_pairs(topic_id, pairs, now) if pairs else 0

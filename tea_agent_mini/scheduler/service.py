@@ -10,7 +10,6 @@ names are unique. Also here: :func:`start_scheduler` (the server calls it at sta
 from __future__ import annotations
 
 import asyncio
-import builtins
 import logging
 import signal
 from collections.abc import Callable
@@ -79,12 +78,12 @@ class TaskService:
             raise TaskNotFound(f"no task with id or name {str(ref)!r} (list shows the tasks)")
         return task
 
-    def list(self, query: str | None = None) -> builtins.list[Task]:
-        return self.store.tasks.list(query=query)
+    def matching(self, query: str | None = None) -> list[Task]:
+        return self.store.tasks.matching(query=query)
 
     def history(
         self, ref: int | str, limit: int = 10, before_id: int | None = None
-    ) -> builtins.list[TaskRun]:
+    ) -> list[TaskRun]:
         """The task's runs, newest first; ``before_id`` pages on to older ones."""
         task_id = self.get(ref).id
         return self.store.tasks.runs(task_id, max(1, min(int(limit), 201)), before_id)
@@ -294,7 +293,7 @@ async def run_headless(runtime: Runtime, on_ready: Callable[[int], None] | None 
     runs."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    handled: builtins.list[signal.Signals] = []
+    handled: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, stop.set)
@@ -304,7 +303,7 @@ async def run_headless(runtime: Runtime, on_ready: Callable[[int], None] | None 
     try:
         runner = await start_scheduler(runtime)
         if on_ready is not None:
-            enabled = await asyncio.to_thread(runner.store.tasks.list, enabled_only=True)
+            enabled = await asyncio.to_thread(runner.store.tasks.matching, enabled_only=True)
             on_ready(len(enabled))
         await stop.wait()
     finally:

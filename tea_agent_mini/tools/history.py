@@ -141,7 +141,7 @@ def toolkit_dump_topic(
     if format not in ("markdown", "json"):
         raise ToolError("format must be 'markdown' or 'json'")
     topic = require_topic(ctx, topic_id)
-    messages = ctx.store.messages.list(topic.id)
+    messages = ctx.store.messages.of_topic(topic.id)
     if not include_tools:
         messages = [
             m for m in messages if m.role != "tool" and (m.text.strip() or m.role == "user")

@@ -139,7 +139,7 @@ def store_report(store: Any) -> dict[str, Any]:
         return {}
     path = Path(store.path)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.is_file())
-    topics = store.topics.list(limit=1_000_000, include_archived=True)
+    topics = store.topics.recent(limit=1_000_000, include_archived=True)
     return {
         "database": str(path),
         "database_bytes": size,

@@ -179,7 +179,7 @@ def _list(
     tag = tags if isinstance(tags, str) else (tags[0] if tags else None)
     if tag:
         filters["tag"] = tag
-    memories = manager.list(**filters)
+    memories = manager.matching(**filters)
     if not memories:
         return "No memories" + (" match those filters." if len(filters) > 1 else " yet.")
     total = manager.stats().active

@@ -194,7 +194,7 @@ def toolkit_task_resume(ctx: ToolContext) -> str:
         return "Unfinished work in this conversation:\n\n" + own
     if ctx.store is None:
         return "Nothing unfinished in this conversation (and no store to look further)."
-    for topic in ctx.store.topics.list(limit=RESUME_SCAN, include_archived=True):
+    for topic in ctx.store.topics.recent(limit=RESUME_SCAN, include_archived=True):
         if topic.id == ctx.topic_id:
             continue
         work = _unfinished_work(dataclasses.replace(ctx, topic_id=topic.id))
@@ -222,7 +222,7 @@ def _describe_topic(ctx: ToolContext, topic: Any) -> str:
         f"unfinished work is '{title}' (id {topic.id}, last active {when}).",
     ]
     last = next(
-        (m for m in reversed(ctx.store.messages.list(topic.id, limit=50)) if m.role == "user"),
+        (m for m in reversed(ctx.store.messages.of_topic(topic.id, limit=50)) if m.role == "user"),
         None,
     )
     if last is not None and last.text.strip():

@@ -140,7 +140,7 @@ def _dispatch(
             service.preview(fields["schedule"], fields["tz"], count or DEFAULT_COUNT)
         )
     if action == "list":
-        tasks = service.list()
+        tasks = service.matching()
         if not tasks:
             return "No scheduled tasks."
         return f"{len(tasks)} task(s):\n" + "\n".join(text.format_task(t) for t in tasks)

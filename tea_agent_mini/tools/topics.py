@@ -96,7 +96,7 @@ def toolkit_fork_session(
 ) -> str:
     topic = require_topic(ctx)
     store = ctx.store
-    messages = store.messages.list(topic.id)
+    messages = store.messages.of_topic(topic.id)
     if up_to_message_id is not None:
         if not any(m.id == up_to_message_id for m in messages):
             raise ToolError(f"message {up_to_message_id} is not part of this conversation")

@@ -172,7 +172,7 @@ def _list(
         pool = SEARCH_POOL if filters else offset + limit
         hits = [(m, s) for m, s in manager.search(query, limit=pool) if _matches(m, filters)]
         return now, list(hits[offset : offset + limit])
-    found = manager.list(limit=limit, offset=offset, include_expired=expired, **filters)
+    found = manager.matching(limit=limit, offset=offset, include_expired=expired, **filters)
     return now, [(m, None) for m in found]
 
 

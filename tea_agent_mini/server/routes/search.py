@@ -57,7 +57,7 @@ def _find(
     store = st.store
     memory = st.runtime.memory
     return (
-        store.topics.list(limit=limit, query=query),
+        store.topics.recent(limit=limit, query=query),
         store.messages.search(query, limit=limit),
         [memory_json(m, memory.clock(), score) for m, score in memory.search(query, limit)],
         search_tasks(st, query, limit),

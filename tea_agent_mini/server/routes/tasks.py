@@ -144,7 +144,7 @@ def service(st: ServerState) -> TaskService:
 def _list(svc: TaskService, query: str | None, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     now = svc.clock.now()
     # described (the schedule parsed) only for the page returned
-    return [task_json(task, now) for task in svc.list(query)[offset : offset + limit]]
+    return [task_json(task, now) for task in svc.matching(query)[offset : offset + limit]]
 
 
 def search_tasks(st: ServerState, query: str, limit: int) -> list[dict[str, Any]]:
