@@ -122,8 +122,8 @@ async def create_session(request: Request) -> JSONResponse:
     st = state(request)
     body = await read_json(request)
     _check_known(body, SESSION_FIELDS)
-    title = body.str("title", "", max_length=TITLE_LIMIT)
-    prompt = body.str("system_prompt", max_length=PROMPT_LIMIT)
+    title = body.text("title", "", max_length=TITLE_LIMIT)
+    prompt = body.text("system_prompt", max_length=PROMPT_LIMIT)
     topic = await blocking(_create, st, title, prompt)
     return JSONResponse(session_json(topic, st), status_code=201)
 
@@ -156,8 +156,8 @@ async def update_session(request: Request) -> JSONResponse:
     _check_known(body, SESSION_FIELDS)
     if not body.data:
         raise ApiError(400, "nothing to change: send 'title' and/or 'system_prompt'")
-    title = body.str("title", max_length=TITLE_LIMIT)
-    prompt = body.str("system_prompt", max_length=PROMPT_LIMIT)
+    title = body.text("title", max_length=TITLE_LIMIT)
+    prompt = body.text("system_prompt", max_length=PROMPT_LIMIT)
     topic = await require_topic(request)
     store = st.store
     if title is not None:
