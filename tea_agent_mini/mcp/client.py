@@ -251,7 +251,7 @@ class McpClient:
         self, method: str, params: dict[str, Any] | None, timeout: float
     ) -> dict[str, Any]:
         self._check_open()
-        request_id = self._ids.next()
+        request_id = self._ids.next_id()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:

@@ -122,7 +122,7 @@ class ToolContext:
         if self.store is None:
             self._memory_state[(self._scope, key)] = value
         else:
-            self.store.state.set(self._scope, key, value)
+            self.store.state.put(self._scope, key, value)
 
 
 def is_within(path: Path, directory: Path) -> bool:

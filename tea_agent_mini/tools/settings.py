@@ -188,7 +188,7 @@ def _record(ctx: ToolContext, entry: dict[str, Any]) -> None:
     entry["at"] = time.time()
     history = ctx.store.state.get(RUNTIME_SCOPE, HISTORY_KEY) or []
     history = [*history, entry][-MAX_HISTORY:]
-    ctx.store.state.set(RUNTIME_SCOPE, HISTORY_KEY, history)
+    ctx.store.state.put(RUNTIME_SCOPE, HISTORY_KEY, history)
 
 
 def _history(ctx: ToolContext) -> str:
@@ -331,5 +331,5 @@ def toolkit_toggle_reasoning(ctx: ToolContext, show: bool | None = None) -> str:
     store = require_store(ctx)
     current = bool(store.state.get(RUNTIME_SCOPE, REASONING_KEY, False))
     new = (not current) if show is None else bool(show)
-    store.state.set(RUNTIME_SCOPE, REASONING_KEY, new)
+    store.state.put(RUNTIME_SCOPE, REASONING_KEY, new)
     return f"Reasoning display is now {'on' if new else 'off'} (was {'on' if current else 'off'})."

@@ -108,7 +108,7 @@ def toolkit_fork_session(
         if topic.system_prompt:
             store.topics.set_system_prompt(fork.id, topic.system_prompt)
         for key, value in store.state.items(topic_scope(topic.id)).items():
-            store.state.set(topic_scope(fork.id), key, value)
+            store.state.put(topic_scope(fork.id), key, value)
         for message in messages:
             store.messages.add(fork.id, dataclasses.replace(message, id=None, topic_id=None))
     return (

@@ -206,15 +206,15 @@ def test_unfinished_todo_and_plan_join_the_context_block(model_config):
             {"id": 1, "text": "write the parser", "status": "done"},
             {"id": 2, "text": "test the parser", "status": "in_progress"},
         ]
-        runtime.store.state.set(scope, "todo", {"items": items})
+        runtime.store.state.put(scope, "todo", {"items": items})
         plan = {"goal": "ship v2", "steps": [{"text": "tag the release", "status": "pending"}]}
-        runtime.store.state.set(scope, "plan", plan)
+        runtime.store.state.put(scope, "plan", plan)
         text = block()
         assert "Unfinished work" in text
         assert "test the parser" in text and "ship v2" in text and "tag the release" in text
         items[1]["status"] = "done"
-        runtime.store.state.set(scope, "todo", {"items": items})
-        runtime.store.state.set(scope, "plan", None)
+        runtime.store.state.put(scope, "todo", {"items": items})
+        runtime.store.state.put(scope, "plan", None)
         assert "Unfinished work" not in block()
     finally:
         asyncio.run(runtime.aclose())

@@ -132,7 +132,7 @@ def test_delete_cascades_to_messages_and_topic_state(store):
     other = store.topics.create("other")
     for topic in (doomed, other):
         store.messages.add(topic.id, Message(role="user", content="hello"))
-        store.state.set(topic_scope(topic.id), "todo", ["x"])
+        store.state.put(topic_scope(topic.id), "todo", ["x"])
     assert store.topics.delete(doomed.id) is True
     assert store.topics.get(doomed.id) is None
     assert store.messages.of_topic(doomed.id) == []
@@ -155,7 +155,7 @@ def test_topic_resumes_after_restart(tmp_path):
         store.messages.add(topic.id, Message(role="user", content="remember 42")),
         store.messages.add(topic.id, Message(role="assistant", content="ok", reasoning="noted")),
     ]
-    store.state.set(topic_scope(topic.id), "plan", {"step": 2})
+    store.state.put(topic_scope(topic.id), "plan", {"step": 2})
     before = store.topics.get(topic.id)
     store.close()
 
