@@ -139,7 +139,7 @@ class TopicRepository:
         return deleted
 
     def touch(self, topic_id: str) -> bool:
-        """Mark the topic as just used, moving it to the top of :meth:`list`."""
+        """Mark the topic as just used, moving it to the top of :meth:`recent`."""
         return self._update(topic_id, "updated_at = ?", self._db.now())
 
     def add_usage(self, topic_id: str, prompt: int, completion: int) -> bool:
@@ -155,7 +155,7 @@ class TopicRepository:
         return self._update(topic_id, "system_prompt = ?", text)
 
     def set_archived(self, topic_id: str, archived: bool = True) -> bool:
-        """Hide the topic from :meth:`list` (unless ``include_archived``) without deleting it."""
+        """Hide the topic from :meth:`recent` (unless ``include_archived``) without deleting it."""
         return self._update(topic_id, "archived = ?", int(bool(archived)))
 
     def _update(self, topic_id: str, assignment: str, value: Any) -> bool:
