@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..types import Completion, ToolCall
-
-if TYPE_CHECKING:
-    from ..toolkit.registry import Toolkit
+from ..types import Completion, ToolCall, ToolCatalog
 
 __all__ = ["Corrections", "MAX_CORRECTIONS"]
 
@@ -72,7 +69,7 @@ class Corrections:
     """The corrections of one turn: at most :data:`MAX_CORRECTIONS` asks, and the messages to
     send with the next request."""
 
-    def __init__(self, toolkit: Toolkit, request: str = "") -> None:
+    def __init__(self, toolkit: ToolCatalog, request: str = "") -> None:
         self.toolkit = toolkit
         self.steps = (
             _OWN_STEPS
@@ -178,7 +175,7 @@ class Corrections:
         return True
 
 
-def _python_style_call(content: str, toolkit: Toolkit) -> bool:
+def _python_style_call(content: str, toolkit: ToolCatalog) -> bool:
     """``toolkit_edit("a.py", ...)``: a call written as code, which no parser can run."""
     return any(f"{name}(" in content for name in toolkit.names())
 

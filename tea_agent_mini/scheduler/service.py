@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import StoreError, ToolError
 from .cron import ScheduleError
@@ -24,11 +24,20 @@ from .runner import Clock, SchedulerRunner, SystemClock, moment, next_fire
 from .schedules import Schedule, parse_schedule
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..runtime import Runtime
     from ..store import Store
     from ..store.tasks import Task, TaskRun
 
-__all__ = ["Preview", "TaskService", "run_headless", "start_scheduler", "stop_scheduler"]
+__all__ = [
+    "Preview",
+    "TaskHost",
+    "TaskService",
+    "preview_schedule",
+    "run_headless",
+    "start_scheduler",
+    "stop_scheduler",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +60,24 @@ class Preview:
     times: list[datetime]
 
 
+class TaskHost(Protocol):
+    """What :class:`TaskService` needs of a runtime (``runtime.Runtime``, or a tool's
+    ``ToolContext.runtime``): its config, to run a task on a runtime of its own, and its
+    scheduler, when one was started (anything else counts as none)."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def scheduler(self) -> object: ...
+
+
 class TaskService:
     """Task CRUD on ``store``; ``runtime`` is needed only to run tasks (``run_now``). When the
     runtime has a started scheduler (``runtime.scheduler``), runs go through it."""
 
     def __init__(
-        self, store: Store, *, runtime: Runtime | None = None, clock: Clock | None = None
+        self, store: Store, *, runtime: TaskHost | None = None, clock: Clock | None = None
     ) -> None:
         self.store = store
         self.runtime = runtime
@@ -89,17 +110,8 @@ class TaskService:
         return self.store.tasks.runs(task_id, max(1, min(int(limit), 201)), before_id)
 
     def preview(self, schedule: str, tz: str | None = None, count: int = 5) -> Preview:
-        """The next ``count`` fire times of ``schedule`` from now (nothing is saved).
-
-        Raises:
-            ScheduleError: the schedule is malformed or never fires again.
-        """
-        parsed = parse_schedule(_required(schedule, "schedule"), tz or None)
-        now = moment(self.clock.now())
-        times = parsed.next_times(now, max(1, min(int(count), MAX_PREVIEW)), anchor=now)
-        if not times:
-            raise ScheduleError(f"{parsed} never fires after now ({now:%Y-%m-%d %H:%M} UTC)")
-        return Preview(parsed, times)
+        """See :func:`preview_schedule`."""
+        return preview_schedule(schedule, tz, count, self.clock)
 
     # -- changing ----------------------------------------------------------------------------
 
@@ -262,6 +274,23 @@ class TaskService:
             return await runner.run_now(task_id)
         finally:
             await runtime.aclose()
+
+
+def preview_schedule(
+    schedule: str, tz: str | None = None, count: int = 5, clock: Clock | None = None
+) -> Preview:
+    """The next ``count`` fire times of ``schedule`` from now (nothing is saved; no store
+    needed).
+
+    Raises:
+        ScheduleError: the schedule is malformed or never fires again.
+    """
+    parsed = parse_schedule(_required(schedule, "schedule"), tz or None)
+    now = moment((clock or SystemClock()).now())
+    times = parsed.next_times(now, max(1, min(int(count), MAX_PREVIEW)), anchor=now)
+    if not times:
+        raise ScheduleError(f"{parsed} never fires after now ({now:%Y-%m-%d %H:%M} UTC)")
+    return Preview(parsed, times)
 
 
 async def start_scheduler(runtime: Runtime, clock: Clock | None = None) -> SchedulerRunner:

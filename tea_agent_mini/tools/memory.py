@@ -113,7 +113,7 @@ def toolkit_memory(
 
 def memory_manager(ctx: ToolContext) -> MemoryManager:
     """The runtime's manager when the context carries one, else one on ``ctx.store``."""
-    shared = getattr(ctx, "memory", None)
+    shared = ctx.memory
     if shared is not None:
         return shared
     if ctx.store is None:
