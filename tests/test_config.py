@@ -143,7 +143,7 @@ def test_every_problem_is_reported_at_once(write_config):
     assert lines[0] == f"{path}: 6 problems:"
     assert lines[1:] == [  # in the file's order (safe_dump sorts the keys), then the values
         "  unknown top-level key 'extra'; expected one of "
-        "main_model, cheap_model, embedding, agent, server, mcp_servers",
+        "main_model, cheap_model, embedding, agent, server, tools, mcp_servers",
         "  main_model.max_retries: expected an integer, got str 'three'",
         "  unknown key main_model.temprature; expected one of " + MODEL_KEYS,
         "  agent.approval: expected one of auto, ask, never, got 'sometimes'",

@@ -208,6 +208,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     """The scheduler tool's actions from the command line (same checks, same output)."""
     from ..errors import ToolError
     from ..runtime import Runtime
+    from ..scheduler.errors import TaskError
+    from ..scheduler.service import TaskService
     from ..toolkit.context import ToolContext
     from ..tools.scheduler import toolkit_scheduler
 
@@ -217,10 +219,14 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     given = {key: getattr(args, key) for key in options}
     given["command"] = args.shell_command
     try:
+        if args.action == "test" and args.id and not given["schedule"]:
+            # `tasks test NAME`: the named task's schedule
+            task = TaskService(runtime.store).get(args.id)
+            given.update(schedule=task.schedule, tz=given["tz"] or task.tz)
         # no toolkit here: loading it would start the configured MCP servers for nothing
         ctx = ToolContext(config.workspace, config.home, store=runtime.store, runtime=runtime)
         print(toolkit_scheduler(ctx, args.action, id=args.id, count=args.count, **given))
-    except ToolError as exc:
+    except (ToolError, TaskError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:

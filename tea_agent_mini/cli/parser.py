@@ -63,6 +63,7 @@ In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /help, /exit.""",
   tea-agent-mini tasks
   tea-agent-mini tasks add --name news --schedule daily:08:30 --prompt "Summarise the news"
   tea-agent-mini tasks test --schedule "*/15 * * * *" --count 3
+  tea-agent-mini tasks test news              the next fire times of a task
   tea-agent-mini tasks run_now news""",
     ),
     "logs": (
@@ -175,9 +176,10 @@ def _task_options(tasks: argparse.ArgumentParser) -> None:
         default="list",
         help="list (default), add, update, delete, enable, disable, run_now, history or test",
     )
-    tasks.add_argument("id", nargs="?", help="the task's id or name")
-    for option in ("--name", "--schedule", "--prompt", "--tz", "--kind"):
+    tasks.add_argument("id", nargs="?", help="the task's id or name (test: preview its schedule)")
+    for option in ("--name", "--schedule", "--prompt", "--tz"):
         tasks.add_argument(option)
+    tasks.add_argument("--kind", help="shell (or command) or prompt; implied by the text given")
     # not dest "command": that one names the subcommand
     tasks.add_argument("--command", dest="shell_command", help="shell command of a shell task")
     tasks.add_argument("--timeout", type=float, help="seconds (default 300)")

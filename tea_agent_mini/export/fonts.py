@@ -3,8 +3,12 @@
 Latin text is measured with the real glyph advances of Helvetica, Helvetica-Bold and Courier, taken
 from Adobe's core-font AFM files (Copyright (c) 1985, 1987, 1989, 1990, 1997 Adobe Systems
 Incorporated; the AFM licence allows copying for any purpose) and laid out in WinAnsiEncoding order
-for the codes 32..255 (0 marks a code WinAnsi leaves undefined). CJK characters go to a
-non-embedded CID-keyed font and count as one em each, which is what the font's /DW 1000 says too.
+for the codes 32..255 (0 marks a code WinAnsi leaves undefined); the Oblique faces share the
+upright advances. CJK characters go to a non-embedded CID-keyed font and count as one em each,
+which is what the font's /DW 1000 says too. Which collection has a character is decided per
+character (:func:`cjk_font_for`), so Chinese, kana and Hangul mixed in one line all find a glyph.
+What no font here can show (emoji, most other scripts) is drawn as a fallback glyph, see
+:mod:`.fallback`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from dataclasses import dataclass
 
 HELVETICA = "Helvetica"
 HELVETICA_BOLD = "Helvetica-Bold"
+HELVETICA_OBLIQUE = "Helvetica-Oblique"
+HELVETICA_BOLD_OBLIQUE = "Helvetica-BoldOblique"
 COURIER = "Courier"
 
 _FIRST_CODE = 32
@@ -74,6 +80,7 @@ _STAND_INS = {
 }
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
 _HALF_WIDTH = re.compile("[\uff61-\uffdc]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,43 @@ def cjk_script(char: str) -> str | None:
     return None
 
 
+# Python's codecs for the national standards behind each collection tell, without shipping any
+# table, whether the collection has a character. Checked against poppler-data's Uni*-UTF16-H
+# CMaps: GBK = Adobe-GB1 on the unified ideographs (GB1 also has all of Extension A, which GBK
+# lacks), JIS X 0208/0212/0213 within Adobe-Japan1, UHC = Adobe-Korea1 on Han and all 11,172
+# Hangul syllables. The few characters a codec maps but the CMap does not are listed.
+_CODECS = {"zh": ("gbk",), "ja": ("cp932", "euc_jis_2004", "euc_jp"), "ko": ("cp949",)}
+_EXTENSION_A = (0x3400, 0x4DB5)
+_NOT_IN_CMAP = {
+    "ja": frozenset("\u2985\u2986"),
+    "ko": frozenset("\u02d0\u2015\u223c\u226a\u226b\u2299"),
+}
+
+
+def cjk_covers(language: str, char: str) -> bool:
+    """Whether the CJK font for ``language`` ("zh", "ja", "ko") has a glyph for ``char``."""
+    code = ord(char)
+    if code < 0xA0 or 0xD800 <= code <= 0xDFFF or unicodedata.category(char) == "Co":
+        return False
+    if language == "zh" and _EXTENSION_A[0] <= code <= _EXTENSION_A[1]:
+        return True
+    if char in _NOT_IN_CMAP.get(language, ()):
+        return False
+    return any(_encodable(char, codec) for codec in _CODECS[language])
+
+
+def cjk_font_for(char: str, preferred: str = "zh") -> str | None:
+    """The CJK font to show ``char`` with: kana in "ja", Hangul in "ko", other characters in
+    ``preferred`` when it has them, else in the first of "zh", "ja", "ko" that does; None when
+    none has a glyph (the caller draws a fallback glyph)."""
+    script = cjk_script(char)
+    first = script if script in ("ja", "ko") else preferred
+    for language in dict.fromkeys((first, "zh", "ja", "ko")):
+        if cjk_covers(language, char):
+            return language
+    return None
+
+
 def detect_cjk_language(text: str, default: str = "zh") -> str:
     """The CJK font for the Han characters in ``text``: Japanese next to kana, else ``default``.
 
@@ -151,43 +195,56 @@ def detect_cjk_language(text: str, default: str = "zh") -> str:
 
 
 def normalize_text(text: str) -> str:
-    """NFC, with half-width kana and Hangul widened: the CJK fonts set every character 1 em wide."""
-    text = unicodedata.normalize("NFC", text)
+    """NFC, with half-width kana and Hangul widened: the CJK fonts set every character 1 em wide.
+
+    Lone surrogates (possible in a str, never in valid UTF-16) become U+FFFD.
+    """
+    text = _SURROGATE.sub("\ufffd", unicodedata.normalize("NFC", text))
     return _HALF_WIDTH.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
 def to_winansi(char: str) -> str:
-    """Text that WinAnsiEncoding can show for ``char`` ("" for invisible characters)."""
+    """Text that WinAnsiEncoding can show for ``char`` ("" for invisible characters, else "?")."""
+    shown = winansi_form(char)
+    return "?" if shown is None else shown
+
+
+def winansi_form(char: str) -> str | None:
+    """Like :func:`to_winansi`, but None where it would give "?" (no stand-in, nothing to fold)."""
     if char in _ZERO_WIDTH:
         return ""
     if char in _STAND_INS:
         return _STAND_INS[char]
     category = unicodedata.category(char)
-    if category == "Cc":
-        return ""
+    if category in ("Cc", "Mn", "Me"):
+        return ""  # a combining mark left over after NFC: its base is shown without it
     if _encodable(char):
         return char
     if category[0] == "Z":
         return " "
     folded = "".join(c for c in unicodedata.normalize("NFKD", char) if _encodable(c))
-    return folded if folded.strip() else "?"
+    return folded if folded.strip() else None
 
 
-def _encodable(char: str) -> bool:
+def _encodable(char: str, codec: str = "cp1252") -> bool:
     try:
-        char.encode("cp1252")
+        char.encode(codec)
     except UnicodeEncodeError:
         return False
     return True
 
 
 class FontMetrics:
-    """Advance widths in thousandths of an em for the three Latin fonts."""
+    """Advance widths in thousandths of an em for the Latin fonts."""
 
     def __init__(self) -> None:
+        regular = [int(w) for w in _HELVETICA_WIDTHS.split()]
+        bold = [int(w) for w in _HELVETICA_BOLD_WIDTHS.split()]
         self._widths = {
-            HELVETICA: [int(w) for w in _HELVETICA_WIDTHS.split()],
-            HELVETICA_BOLD: [int(w) for w in _HELVETICA_BOLD_WIDTHS.split()],
+            HELVETICA: regular,
+            HELVETICA_BOLD: bold,
+            HELVETICA_OBLIQUE: regular,
+            HELVETICA_BOLD_OBLIQUE: bold,
         }
 
     def char_width(self, char: str, font: str) -> int:

@@ -9,20 +9,33 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .fallback import GLYPH_WIDTH, clusters
 from .fonts import (
     COURIER,
     HELVETICA,
     HELVETICA_BOLD,
+    HELVETICA_BOLD_OBLIQUE,
+    HELVETICA_OBLIQUE,
     FontMetrics,
+    cjk_font_for,
     cjk_script,
     normalize_text,
-    to_winansi,
+    winansi_form,
 )
 
 REGULAR = "regular"
 BOLD = "bold"
+ITALIC = "italic"
+BOLD_ITALIC = "bold-italic"
 CODE = "code"
-_LATIN_FONT = {REGULAR: HELVETICA, BOLD: HELVETICA_BOLD, CODE: COURIER}
+FALLBACK = "fallback"  # the font key of the fallback glyph (see fallback.py)
+_LATIN_FONT = {
+    REGULAR: HELVETICA,
+    BOLD: HELVETICA_BOLD,
+    ITALIC: HELVETICA_OBLIQUE,
+    BOLD_ITALIC: HELVETICA_BOLD_OBLIQUE,
+    CODE: COURIER,
+}
 
 # Line-breaking rules for CJK text ("kinsoku"): never start a line with the first set, never end
 # one with the second.
@@ -35,7 +48,7 @@ _NO_BREAK_AFTER = frozenset("（「『【〔〈《〖〘〚｛［([{\u201c\u2018
 
 @dataclass(frozen=True)
 class Span:
-    """A piece of text in one inline style: REGULAR, BOLD or CODE."""
+    """A piece of text in one inline style: REGULAR, BOLD, ITALIC, BOLD_ITALIC or CODE."""
 
     text: str
     style: str = REGULAR
@@ -45,8 +58,9 @@ class Span:
 class Run:
     """Consecutive glyphs in one font, placed ``x`` points from the start of their line.
 
-    ``font`` is a Latin font name or a CJK language key ("zh", "ja", "ko"). Latin text is already
-    WinAnsi-safe. CJK fonts have no bold face, so ``bold`` asks the renderer to embolden them.
+    ``font`` is a Latin font name, a CJK language key ("zh", "ja", "ko") or FALLBACK (then
+    ``text`` is one cluster). Latin text is already WinAnsi-safe. CJK fonts have no bold or italic
+    face, so ``bold`` and ``italic`` ask the renderer to embolden or slant them.
     """
 
     text: str
@@ -54,6 +68,7 @@ class Run:
     bold: bool
     x: float
     width: float
+    italic: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,8 +86,9 @@ class _Glyph:
     text: str
     font: str
     bold: bool
+    italic: bool
     width: float
-    kind: str  # "space", "cjk" or "latin"
+    kind: str  # "space", "cjk" (may break before or after it) or "latin"
 
 
 def spans_of(text: str | Sequence[Span], style: str = REGULAR) -> list[Span]:
@@ -80,6 +96,12 @@ def spans_of(text: str | Sequence[Span], style: str = REGULAR) -> list[Span]:
     if isinstance(text, str):
         return [Span(text, style)]
     return list(text)
+
+
+def emboldened(spans: Sequence[Span]) -> list[Span]:
+    """The spans in bold (italic ones in bold italic), code left as it is: headings, table heads."""
+    bolder = {REGULAR: BOLD, ITALIC: BOLD_ITALIC}
+    return [Span(s.text, bolder.get(s.style, s.style)) for s in spans]
 
 
 class TextFlow:
@@ -139,25 +161,37 @@ class TextFlow:
     def width(self, text: str, style: str = REGULAR) -> float:
         return sum(g.width for g in self._glyphs([Span(text, style)], collapse=False))
 
+    def extent(self, spans: Iterable[Span]) -> tuple[float, float]:
+        """(widest piece that cannot be broken, width of it all on one line) for flowing text."""
+        glyphs = self._glyphs(spans, collapse=True)
+        _drop_trailing_spaces(glyphs)
+        pieces = [sum(g.width for g in atom if g.kind != "space") for atom in _atoms(glyphs)]
+        return max(pieces, default=0.0), sum(g.width for g in glyphs)
+
     def line(self, spans: Iterable[Span]) -> Line:
         """One unwrapped line, e.g. a list marker or a page footer."""
         return _line(self._glyphs(spans, collapse=False))
 
     def _glyphs(self, spans: Iterable[Span], collapse: bool) -> list[_Glyph]:
         glyphs: list[_Glyph] = []
-        language = self.cjk_language
         for span in spans:
             latin = _LATIN_FONT.get(span.style, HELVETICA)
-            bold = span.style == BOLD
-            for char in normalize_text(span.text):
+            bold = span.style in (BOLD, BOLD_ITALIC)
+            italic = span.style in (ITALIC, BOLD_ITALIC)
+            for cluster in clusters(normalize_text(span.text)):
+                char = " " if cluster in "\n\r" else cluster[0]
                 script = cjk_script(char)
-                if script is not None:
-                    font = language if script == "han" else script
-                    glyphs.append(_Glyph(char, font, bold, self.size, "cjk"))
+                shown = winansi_form(char) if script is None else None
+                if shown is None:
+                    # neither WinAnsi nor a stand-in: a CJK font if one has it, else the fallback
+                    font = cjk_font_for(char, self.cjk_language)
+                    kind = "cjk" if script is not None else "latin"
+                    width = self.size  # CJK fonts set every character 1 em wide
+                    if font is None:
+                        font, char = FALLBACK, cluster
+                        width = self.size * GLYPH_WIDTH / 1000
+                    glyphs.append(_Glyph(char, font, bold, italic, width, kind))
                     continue
-                if char in "\n\r":
-                    char = " "
-                shown = to_winansi(char)
                 if not shown:
                     continue
                 if shown.isspace():
@@ -166,7 +200,7 @@ class TextFlow:
                     shown = " " * len(shown)
                 width = self.metrics.text_width(shown, latin, self.size)
                 kind = "space" if shown.isspace() else "latin"
-                glyphs.append(_Glyph(shown, latin, bold, width, kind))
+                glyphs.append(_Glyph(shown, latin, bold, italic, width, kind))
         return glyphs
 
 
@@ -209,10 +243,14 @@ def _line(glyphs: Sequence[_Glyph]) -> Line:
     x = 0.0
     for glyph in glyphs:
         last = runs[-1] if runs else None
-        if last and last.font == glyph.font and last.bold == glyph.bold:
+        if (
+            last
+            and (last.font, last.bold, last.italic) == (glyph.font, glyph.bold, glyph.italic)
+            and glyph.font != FALLBACK  # one cluster per fallback run: each has its own code
+        ):
             width = last.width + glyph.width
-            runs[-1] = Run(last.text + glyph.text, last.font, last.bold, last.x, width)
+            runs[-1] = Run(last.text + glyph.text, last.font, last.bold, last.x, width, last.italic)
         else:
-            runs.append(Run(glyph.text, glyph.font, glyph.bold, x, glyph.width))
+            runs.append(Run(glyph.text, glyph.font, glyph.bold, x, glyph.width, glyph.italic))
         x += glyph.width
     return Line(tuple(runs), x)

@@ -1,9 +1,11 @@
 """A small markdown subset turned into blocks, and blocks into a PDF.
 
 Understood: ``#``/``##``/``###`` headings, paragraphs (soft-wrapped lines joined), ``-``/``*``/``+``
-and ``1.`` lists (indentation nests them), fenced code (``` or ~~~), ``---`` rules, page breaks (a
-line holding only a form feed, or ``<!-- pagebreak -->``), and inline ``**bold**`` and ```code```.
-Everything else is shown as the text it is.
+and ``1.`` lists (indentation nests them), fenced code (``` or ~~~), ``---`` rules, ``>`` quotes
+(nested, holding any of these blocks), pipe tables (a header row, a ``|---|:--:|`` delimiter row
+giving the alignments, body rows; ``<br>`` breaks a line in a cell), page breaks (a line holding
+only a form feed, or ``<!-- pagebreak -->``), and inline code, bold and italic (see
+:mod:`.markdown_inline`). Everything else is shown as the text it is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass, field
 
 from .document import A4, PdfDocument
 from .fonts import cjk_script
-from .layout import BOLD, CODE, REGULAR, Span
+from .layout import Span
+from .markdown_inline import parse_inline
 from .pdf import PdfMeta
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -22,7 +25,10 @@ _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 _BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+(.*)$")
 _NUMBERED = re.compile(r"^([ \t]*)(\d{1,9})[.)][ \t]+(.*)$")
 _PAGE_BREAK = re.compile(r"^[ \t]*(?:\f+|<!--\s*pagebreak\s*-->)[ \t]*$", re.IGNORECASE)
-_INLINE = re.compile(r"(`+)(.+?)\1|\*\*(.+?)\*\*|__(.+?)__")
+_QUOTE = re.compile(r"^ {0,3}> ?")
+_DELIMITER_CELL = re.compile(r"^[ \t]*(:?)-+(:?)[ \t]*$")
+_CELL_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_PIPE = re.compile(r"(?<!\\)\|")
 
 
 @dataclass
@@ -64,7 +70,19 @@ class PageBreak:
     pass
 
 
-Block = Heading | Paragraph | ListBlock | CodeBlock | Rule | PageBreak
+@dataclass
+class Quote:
+    blocks: list[Block]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    aligns: list[str]  # "left", "center" or "right" per column
+    rows: list[list[str]]  # each as long as the header
+
+
+Block = Heading | Paragraph | ListBlock | CodeBlock | Rule | PageBreak | Quote | Table
 
 
 def markdown_to_pdf(
@@ -92,6 +110,26 @@ def render_block(document: PdfDocument, block: Block) -> None:
         document.rule()
     elif isinstance(block, PageBreak):
         document.page_break()
+    elif isinstance(block, Quote):
+        with document.quote():
+            for inner in block.blocks:
+                render_block(document, inner)
+    elif isinstance(block, Table):
+        document.table(
+            [_cell(text) for text in block.header],
+            [[_cell(text) for text in row] for row in block.rows],
+            block.aligns,
+        )
+
+
+def _cell(text: str) -> list[Span]:
+    """Inline markup of a cell, each ``<br>`` a line break."""
+    spans: list[Span] = []
+    for index, part in enumerate(_CELL_BREAK.split(text)):
+        if index:
+            spans.append(Span("\n"))
+        spans.extend(parse_inline(part.strip()))
+    return spans
 
 
 def _render_list(document: PdfDocument, items: list[ListItem]) -> None:
@@ -113,25 +151,11 @@ def _render_list(document: PdfDocument, items: list[ListItem]) -> None:
         start = end
 
 
-def parse_inline(text: str) -> list[Span]:
-    """Spans for ``code`` and **bold** (or __bold__); the rest stays regular text."""
-    spans: list[Span] = []
-    position = 0
-    for match in _INLINE.finditer(text):
-        if match.start() > position:
-            spans.append(Span(text[position : match.start()], REGULAR))
-        if match.group(2) is not None:
-            spans.append(Span(match.group(2), CODE))
-        else:
-            spans.append(Span(match.group(3) or match.group(4), BOLD))
-        position = match.end()
-    if position < len(text) or not spans:
-        spans.append(Span(text[position:], REGULAR))
-    return spans
-
-
 def parse_markdown(text: str) -> list[Block]:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return _parse_lines(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def _parse_lines(lines: list[str]) -> list[Block]:
     blocks: list[Block] = []
     index = 0
     while index < len(lines):
@@ -149,11 +173,72 @@ def parse_markdown(text: str) -> list[Block]:
         elif _RULE.match(line):
             blocks.append(Rule())
             index += 1
+        elif _QUOTE.match(line):
+            index = _read_quote(lines, index, blocks)
+        elif _table_aligns(lines, index) is not None:
+            index = _read_table(lines, index, blocks)
         elif _list_item(line):
             index = _read_list(lines, index, blocks)
         else:
             index = _read_paragraph(lines, index, blocks)
     return blocks
+
+
+def _read_quote(lines: list[str], index: int, blocks: list[Block]) -> int:
+    """``>`` lines, and lines continuing a quoted paragraph without the ``>`` ("lazy" ones)."""
+    inner: list[str] = []
+    while index < len(lines):
+        line = lines[index]
+        if marker := _QUOTE.match(line):
+            inner.append(line[marker.end() :])
+        elif line.strip() and inner and inner[-1].strip() and not _starts_block(line):
+            inner.append(line)
+        else:
+            break
+        index += 1
+    blocks.append(Quote(_parse_lines(inner)))
+    return index
+
+
+def _table_aligns(lines: list[str], index: int) -> list[str] | None:
+    """The column alignments when a table starts at ``lines[index]``, else None.
+
+    A table is a row with a pipe followed by a delimiter row with as many cells.
+    """
+    if index + 1 >= len(lines) or "|" not in lines[index] or "|" not in lines[index + 1]:
+        return None
+    delimiters = _row_cells(lines[index + 1])
+    matches = [_DELIMITER_CELL.match(cell) for cell in delimiters]
+    if not all(matches) or len(delimiters) != len(_row_cells(lines[index])):
+        return None
+    kinds = {("", ""): "left", (":", ""): "left", ("", ":"): "right", (":", ":"): "center"}
+    return [kinds[m.group(1), m.group(2)] for m in matches if m]
+
+
+def _read_table(lines: list[str], index: int, blocks: list[Block]) -> int:
+    aligns = _table_aligns(lines, index)
+    assert aligns is not None
+    header = _row_cells(lines[index])
+    rows: list[list[str]] = []
+    index += 2
+    while index < len(lines) and lines[index].strip() and "|" in lines[index]:
+        if _starts_block(lines[index]):
+            break
+        cells = _row_cells(lines[index])[: len(header)]
+        rows.append(cells + [""] * (len(header) - len(cells)))
+        index += 1
+    blocks.append(Table(header, aligns, rows))
+    return index
+
+
+def _row_cells(line: str) -> list[str]:
+    """The cells of a table row: split at pipes that are not escaped, outer pipes optional."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell.strip().replace("\\|", "|") for cell in _PIPE.split(text)]
 
 
 def _read_fence(lines: list[str], index: int, blocks: list[Block]) -> int:
@@ -225,7 +310,12 @@ def _starts_new_list(first: ListItem, item: ListItem) -> bool:
 def _read_paragraph(lines: list[str], index: int, blocks: list[Block]) -> int:
     text = lines[index].strip()
     index += 1
-    while index < len(lines) and lines[index].strip() and not _starts_block(lines[index]):
+    while (
+        index < len(lines)
+        and lines[index].strip()
+        and not _starts_block(lines[index])
+        and _table_aligns(lines, index) is None
+    ):
         text = _join(text, lines[index].strip())
         index += 1
     blocks.append(Paragraph(text))
@@ -238,6 +328,7 @@ def _starts_block(line: str) -> bool:
         or _FENCE.match(line)
         or _HEADING.match(line)
         or _RULE.match(line)
+        or _QUOTE.match(line)
         or _list_item(line)
     )
 

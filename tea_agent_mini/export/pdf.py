@@ -111,6 +111,12 @@ def cjk_string(text: str) -> str:
     return "<" + text.encode("utf-16-be").hex().upper() + ">"
 
 
+def pdf_number(value: float) -> str:
+    """A compact PDF number: at most two decimals, no trailing zeros."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def pdf_date(moment: datetime) -> str:
     """D:YYYYMMDDHHmmSS+HH'mm' (naive datetimes are taken as UTC)."""
     if moment.tzinfo is None:
@@ -150,7 +156,8 @@ def add_cjk_font(writer: PdfWriter, font: CjkFont, used: set[str]) -> int:
         f" /CIDSystemInfo << /Registry (Adobe) /Ordering ({font.ordering})"
         f" /Supplement {font.supplement} >> /FontDescriptor {descriptor} 0 R /DW 1000 >>"
     )
-    to_unicode = writer.add_stream(to_unicode_cmap(used).encode("ascii"))
+    cmap = to_unicode_cmap({c.encode("utf-16-be"): c for c in used})
+    to_unicode = writer.add_stream(cmap.encode("ascii"))
     return writer.add(
         f"<< /Type /Font /Subtype /Type0 /BaseFont /{font.base_font}-{font.cmap}"
         f" /Encoding /{font.cmap} /DescendantFonts [{descendant} 0 R]"
@@ -158,8 +165,10 @@ def add_cjk_font(writer: PdfWriter, font: CjkFont, used: set[str]) -> int:
     )
 
 
-def to_unicode_cmap(chars: set[str]) -> str:
-    """A ToUnicode CMap for two-byte UTF-16BE codes: each maps to the character it encodes."""
+def to_unicode_cmap(mapping: dict[bytes, str]) -> str:
+    """A ToUnicode CMap from character codes (all one or all two bytes long) to the text each
+    stands for, which may be several characters (an emoji sequence, say)."""
+    size = len(next(iter(mapping), b"\0\0"))
     lines = [
         "/CIDInit /ProcSet findresource begin",
         "12 dict begin",
@@ -168,14 +177,15 @@ def to_unicode_cmap(chars: set[str]) -> str:
         "/CMapName /Adobe-Identity-UCS def",
         "/CMapType 2 def",
         "1 begincodespacerange",
-        "<0000> <FFFF>",
+        f"<{'00' * size}> <{'FF' * size}>",
         "endcodespacerange",
     ]
-    codes = sorted(f"{ord(c):04X}" for c in chars)
-    for start in range(0, len(codes), 100):
-        chunk = codes[start : start + 100]
+    pairs = sorted(mapping.items())
+    for start in range(0, len(pairs), 100):
+        chunk = pairs[start : start + 100]
         lines.append(f"{len(chunk)} beginbfchar")
-        lines.extend(f"<{code}> <{code}>" for code in chunk)
+        for code, text in chunk:
+            lines.append(f"<{code.hex().upper()}> <{text.encode('utf-16-be').hex().upper()}>")
         lines.append("endbfchar")
     lines += ["endcmap", "CMapName currentdict /CMap defineresource pop", "end", "end"]
     return "\n".join(lines) + "\n"

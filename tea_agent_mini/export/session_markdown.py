@@ -11,7 +11,8 @@ Modes:
 
 Each question becomes a ``##`` heading (its first line, shortened; when that is not all of it,
 the full question follows, then a rule); headings inside questions and answers move two levels
-down so they nest under it.
+down so they nest under it. Files and images attached to a question are named on a line of
+their own under it (in ``full`` mode the files' text follows as code, shortened like results).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ FILENAME_CHARS = 80
 _HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _UNSAFE_NAME = re.compile(r"[^\w\-.]+")
+_ATTACHED_FILE = re.compile(r"^\[attached file ([^\]\n]+)\]\n")  # see server/uploads.py
 _MODE_LABELS = {
     "latest": "Latest answer",
     "answers": "Questions and answers",
@@ -144,7 +146,8 @@ def _latest(exchanges: list[Exchange]) -> list[Exchange]:
 
 
 def _exchange(exchange: Exchange, number: int, *, full: bool) -> list[str]:
-    parts = _question(exchange.question, number) if exchange.question is not None else []
+    question = exchange.question
+    parts = _question(question, number, full=full) if question is not None else []
     if full:
         for message in exchange.replies:
             parts.extend(_trajectory_step(message))
@@ -156,16 +159,28 @@ def _exchange(exchange: Exchange, number: int, *, full: bool) -> list[str]:
     return parts
 
 
-def _question(message: Message, number: int) -> list[str]:
-    text = message.text.strip()
+def _question(message: Message, number: int, *, full: bool) -> list[str]:
+    """The question's heading, its whole text when the heading shortened it, and its attachments
+    (named on a line of their own; in ``full`` mode the files' text follows, shortened)."""
+    question = user_parts(message)
+    text = question.text.strip()
     first = _one_line(text.split("\n", 1)[0]) if text else "(no text)"
     heading = first if len(first) <= HEADING_CHARS else first[: HEADING_CHARS - 1] + "…"
     parts = [f"## {number}. {heading}"]
-    if "\n" in text or heading != first:
-        parts.extend([demote_headings(text), "---"])  # the whole question, then its answer
-    images = _image_count(message)
-    if images:
-        parts.append(f"({images} image{'s' if images > 1 else ''} attached)")
+    whole = "\n" in text or heading != first
+    if whole:
+        parts.append(demote_headings(text))
+    names = [code_span(name) for name, _ in question.files]
+    if question.images:
+        names.append(f"{question.images} image{'s' if question.images > 1 else ''}")
+    if names:
+        parts.append("**Attached:** " + ", ".join(names))
+    if full:
+        for name, content in question.files:
+            parts.append(f"**Attached file** {code_span(name)}:")
+            parts.append(code_block(_preview(content), "text"))
+    if whole or (full and question.files):
+        parts.append("---")  # the question ends, its answer follows
     return parts
 
 
@@ -226,11 +241,42 @@ def demote_headings(text: str, levels: int = 2) -> str:
     return "\n".join(lines)
 
 
+def code_span(text: str) -> str:
+    """``text`` as inline code, fenced with more backticks than any run inside it."""
+    text = _one_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _image_count(message: Message) -> int:
+@dataclass
+class UserParts:
+    """A user message taken apart: its own text, the files attached to it (name and text, as the
+    server stores them: a text part starting ``[attached file NAME]``) and how many images."""
+
+    text: str
+    files: list[tuple[str, str]] = field(default_factory=list)
+    images: int = 0
+
+
+def user_parts(message: Message) -> UserParts:
     if not isinstance(message.content, list):
-        return 0
-    return sum(1 for part in message.content if part.get("type") == "image_url")
+        return UserParts(message.text)
+    parts = UserParts("")
+    texts = []
+    for part in message.content:
+        if part.get("type") == "image_url":
+            parts.images += 1
+        elif part.get("type") == "text":
+            text = part.get("text") or ""
+            if match := _ATTACHED_FILE.match(text):
+                parts.files.append((match.group(1), text[match.end() :]))
+            else:
+                texts.append(text)
+    parts.text = "".join(texts)
+    return parts

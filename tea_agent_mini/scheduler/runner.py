@@ -95,6 +95,11 @@ def _report_crash(main: asyncio.Task) -> None:
         log.error("the scheduler stopped on an unexpected error", exc_info=main.exception())
 
 
+def _report_failure(run: asyncio.Future) -> None:
+    if not run.cancelled() and run.exception() is not None:
+        log.warning("a task run started in the background failed: %s", run.exception())
+
+
 def max_run_seconds(task: Task) -> float:
     """The longest a run of ``task`` may take before the runner gives up on it."""
     return task.timeout * HARD_LIMIT_FACTOR + 10.0
@@ -277,7 +282,29 @@ class SchedulerRunner:
         assert run is not None
         return run
 
-    async def _run_manual(self, task_id: int) -> TaskRun:
+    async def start_now(self, task_id: int) -> TaskRun:
+        """Start the task now and return its run as soon as it is recorded (status running);
+        the run goes on in the background (``active`` lists it) and is recorded when it ends.
+
+        Raises:
+            TaskNotFound: no such task.
+            TaskBusy: the task is running already, here or in another process.
+        """
+        if task_id in self._runs:
+            raise TaskBusy(f"task #{task_id} is running already; runs never overlap")
+        started: asyncio.Future[TaskRun] = asyncio.get_running_loop().create_future()
+        work = self._spawn(task_id, self._run_manual(task_id, started))
+        await asyncio.wait({started, work}, return_when=asyncio.FIRST_COMPLETED)
+        if started.done():
+            work.add_done_callback(_report_failure)  # nobody awaits it any more
+            return started.result()
+        run = work.result()  # it failed before it started: this raises why
+        assert run is not None
+        return run
+
+    async def _run_manual(
+        self, task_id: int, started: asyncio.Future[TaskRun] | None = None
+    ) -> TaskRun:
         task = await asyncio.to_thread(self.store.tasks.get, task_id)
         if task is None:
             raise TaskNotFound(f"no task with id {task_id}")
@@ -288,7 +315,9 @@ class SchedulerRunner:
         )  # fmt: skip
         if claimed is None:
             raise TaskBusy(f"task #{task.id} ({task.name}) is running already; runs never overlap")
-        return await self._execute_claimed(claimed, scheduled_for=now, reschedule=False)
+        return await self._execute_claimed(
+            claimed, scheduled_for=now, reschedule=False, started=started
+        )
 
     async def _run_due(self, task: Task) -> TaskRun | None:
         now = self.clock.now()
@@ -335,11 +364,20 @@ class SchedulerRunner:
     # -- executing ---------------------------------------------------------------------------
 
     async def _execute_claimed(
-        self, task: Task, *, scheduled_for: float, reschedule: bool
+        self,
+        task: Task,
+        *,
+        scheduled_for: float,
+        reschedule: bool,
+        started: asyncio.Future[TaskRun] | None = None,
     ) -> TaskRun:
-        started = self.clock.now()
+        """Record the run, execute it, record how it ended; ``started`` gets the run as soon
+        as it is recorded."""
+        began = self.clock.now()
         log.info("task #%s (%s) started", task.id, task.name)
-        run = await asyncio.to_thread(self.store.tasks.start_run, task.id, scheduled_for, started)
+        run = await asyncio.to_thread(self.store.tasks.start_run, task.id, scheduled_for, began)
+        if started is not None and not started.done():
+            started.set_result(run)
         try:
             result = await self._execute(task)
         except asyncio.CancelledError:
@@ -352,7 +390,7 @@ class SchedulerRunner:
             raise
         ended = self.clock.now()
         return await asyncio.to_thread(
-            self._finish, task, run, result, scheduled_for, started, ended, reschedule
+            self._finish, task, run, result, scheduled_for, began, ended, reschedule
         )
 
     async def _execute(self, task: Task) -> RunResult:

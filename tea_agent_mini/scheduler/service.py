@@ -47,6 +47,7 @@ MAX_TIMEOUT = 6 * 3600.0
 MAX_GRACE = 7 * 86400.0
 MAX_NAME = 80
 MAX_PREVIEW = 50
+KIND_ALIASES = {"command": "shell"}  # what the web UI calls a shell task
 _UPDATABLE = frozenset(
     {"name", "schedule", "tz", "kind", "command", "prompt", "grace_seconds", "timeout", "notify"}
 )
@@ -260,6 +261,23 @@ class TaskService:
         future = asyncio.run_coroutine_threadsafe(runner.run_now(task.id), runner.loop)
         return await asyncio.wrap_future(future)
 
+    async def astart_now(self, ref: int | str) -> TaskRun:
+        """Start a run on the started scheduler and return it as soon as it is recorded
+        (status ``running``); :meth:`history` shows how it goes on and ends.
+
+        Raises:
+            TaskNotFound, TaskBusy: as :meth:`run_now`.
+            TaskError: no scheduler runs in this process (``run_now`` then).
+        """
+        task = await asyncio.to_thread(self.get, ref)
+        runner = self.runner()
+        if runner is None or runner.loop is None:
+            raise TaskError("no scheduler runs here to run the task in the background")
+        if runner.loop is _current_loop():
+            return await runner.start_now(task.id)
+        future = asyncio.run_coroutine_threadsafe(runner.start_now(task.id), runner.loop)
+        return await asyncio.wrap_future(future)
+
     async def _run_detached(self, task_id: int) -> TaskRun:
         """Run without a started scheduler, on a runtime of its own: model clients belong to
         the event loop that made them, and this may be a different loop."""
@@ -369,8 +387,8 @@ def _name(value: str | None) -> str:
 def _action(
     kind: str | None, command: str | None, prompt: str | None
 ) -> tuple[str, str | None, str | None]:
-    """(kind, command, prompt) checked: a shell task has a command that passes the
-    deny-list, a prompt task has a prompt."""
+    """(kind, command, prompt) checked: a shell task (kind ``shell`` or ``command``) has a
+    command that passes the deny-list, a prompt task has a prompt."""
     from ..shell.denylist import check_command
 
     command = command.strip() if command and command.strip() else None
@@ -384,6 +402,7 @@ def _action(
     if kind is None:
         raise TaskError("a task needs a command (kind shell) or a prompt (kind prompt)")
     kind = kind.strip().lower()
+    kind = KIND_ALIASES.get(kind, kind)
     if kind == "shell":
         if command is None:
             raise TaskError("a shell task needs a command")
@@ -396,7 +415,7 @@ def _action(
         if prompt is None:
             raise TaskError("a prompt task needs a prompt (what to ask the agent)")
         return kind, None, prompt
-    raise TaskError(f"unknown task kind {kind!r} (expected shell or prompt)")
+    raise TaskError(f"unknown task kind {kind!r} (expected shell, command or prompt)")
 
 
 def _implied_kind(changes: dict[str, Any]) -> str | None:

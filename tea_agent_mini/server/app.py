@@ -25,6 +25,7 @@ from .listen import bind_problem, open_socket, started_lines
 from .routes import (
     chat,
     config,
+    connection,
     export,
     health,
     memory,
@@ -77,6 +78,7 @@ ROUTE_MODULES = (
     session_turns,
     tools,
     config,
+    connection,
     profiles,
     uploads,
     memory,

@@ -284,3 +284,17 @@ def query_int(request: Request, name: str, default: int, *, minimum: int = 0, ma
     if not minimum <= value <= maximum:
         raise ApiError(400, f"query parameter '{name}': expected {minimum}-{maximum}, got {value}")
     return value
+
+
+_TRUE, _FALSE = frozenset({"true", "1", "yes"}), frozenset({"false", "0", "no"})
+
+
+def query_bool(request: Request, name: str, default: bool | None = None) -> bool | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ApiError(400, f"query parameter '{name}': expected true or false, got {raw!r}")

@@ -86,7 +86,12 @@ class RuntimePool:
         on_notice: NoticeCallback | None = None,
         follow_up: bool = True,
     ) -> Session:
-        return self.get(profile).session(
+        runtime = self.get(profile)
+        manager = runtime.mcp
+        if manager is not None and manager.starting():
+            # the first turn after a start offers the servers' tools too (bounded, in a thread)
+            manager.wait_ready(manager.startup_timeout)
+        return runtime.session(
             topic_id,
             approve=approve,
             ask_user=ask_user,
@@ -102,6 +107,14 @@ class RuntimePool:
         """Make ``config`` the active one (the caller makes sure no turn is running)."""
         await self.active.reconfigure(config)
         await self._close_others()
+
+    async def forget(self, profile: str) -> None:
+        """Drop the runtime built for ``profile`` (its file changed); the next request that
+        names it builds a new one. The caller makes sure no turn is running."""
+        with self._lock:
+            runtime = self._others.pop(profile, None)
+        if runtime is not None:
+            await runtime.aclose()
 
     async def _close_others(self) -> None:
         with self._lock:

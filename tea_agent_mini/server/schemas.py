@@ -249,7 +249,9 @@ CONFIG_VIEW = obj(
     }
 )
 
-PROFILE = obj({"name": STR, "active": BOOL, "model_name": STR, "api_url": STR, "error": STR})
+PROFILE = obj(
+    {"name": STR, "active": BOOL, "file": BOOL, "model_name": STR, "api_url": STR, "error": STR}
+)
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "Error": obj(
@@ -358,6 +360,32 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         description="JSON: name + config; multipart: name + file (YAML).",
     ),
     "ProfileCreated": obj({"name": STR, "model_name": STR, "created": BOOL}),
+    "ProfileDetail": obj(
+        {**PROFILE["properties"], "config": {**nullable(ANY_OBJECT), "description": "masked"}}
+    ),
+    "ProfilePatch": obj(
+        {"config": {**ANY_OBJECT, "description": "a JSON merge patch of the profile's file"}},
+        ("config",),
+    ),
+    "ConnectionTest": obj(
+        {
+            "api_url": {**STR, "description": "the model server's base URL, e.g. …/v1"},
+            "api_key": STR,
+            "profile": {**STR, "description": "without api_key: use this profile's stored key"},
+        },
+        ("api_url",),
+    ),
+    "ConnectionResult": obj(
+        {
+            "ok": BOOL,
+            "api_url": {**STR, "description": "masked"},
+            "models": {"type": "array", "items": STR},
+            "reason": nullable(STR),
+            "error": nullable(STR),
+            "status": nullable(INT),
+        },
+        ("ok", "models"),
+    ),
     "UploadForm": obj({"file": {"type": "string", "format": "binary"}}, ("file",)),
     "Upload": obj({"id": STR, "name": STR, "type": STR, "size": INT, "created": NUM, "url": STR}),
     "ChatMessage": CHAT_MESSAGE,

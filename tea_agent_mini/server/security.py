@@ -214,7 +214,13 @@ class RequestGuard:
         origin = headers.get("origin", "").strip().rstrip("/").lower()
         if origin and origin in self.policy.cors_origins:
             return None
-        refused = ApiError(403, "cross-origin requests that change state are not allowed")
+        shown = f" from {origin[:200]}" if origin else ""
+        refused = ApiError(
+            403,
+            f"cross-origin requests that change state are not allowed{shown}; to allow a web "
+            "page on another origin, list it in server.cors_origins (e.g. "
+            "cors_origins: ['http://localhost:3000']) and restart the server",
+        )
         if headers.get("sec-fetch-site", "").lower() == "cross-site":
             return refused
         if origin and not _same_origin(origin, headers.get("host", "")):

@@ -1,7 +1,8 @@
 """toolkit_publish_doc: write a standalone document (Markdown or HTML) into ``<workspace>/docs/``.
 
 HTML is built from the Markdown subset the PDF exporter understands (headings, paragraphs,
-nested lists, fenced code, rules, ``**bold**``, ```code```) plus ``[links](https://...)``;
+nested lists, fenced code, rules, quotes, pipe tables, ``**bold**``, ``*italic*``, ```code```)
+plus ``[links](https://...)``;
 every piece of text is escaped, and the page carries its own small stylesheet (no network).
 """
 
@@ -19,6 +20,7 @@ from tea_agent_mini.tools.mdfiles import slugify, write_text_atomic
 DOCS_DIR = "docs"
 MAX_CONTENT = 2 * 1024 * 1024
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
+_CELL_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _SAFE_URL = re.compile(r"^(?:https?://|mailto:|#|/|\./|\.\./|[\w.-]+(?:[/#?]|$))", re.IGNORECASE)
 
 STYLESHEET = """\
@@ -32,25 +34,39 @@ padding:.1em .3em;border-radius:4px}
 pre{background:#f6f8fa;padding:1em;overflow:auto;border-radius:6px}pre code{padding:0}
 hr{border:0;border-top:1px solid #d0d7de;margin:2em 0}a{color:#0969da}
 .pagebreak{break-after:page;border:0;margin:0}
+blockquote{margin:1em 0;padding:0 1em;color:#59636e;border-left:.25em solid #d0d7de}
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #d0d7de;padding:.3em .7em}
+th{background:#f6f8fa}
 @media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}
-code,pre{background:#161b22}a{color:#4493f8}h1{border-color:#30363d}}
+code,pre,th{background:#161b22}a{color:#4493f8}h1{border-color:#30363d}}
 """
 
 
 def markdown_to_html(text: str) -> str:
     """The HTML body for a Markdown text (the subset described in the module docstring)."""
+    from tea_agent_mini.export.markdown_blocks import parse_markdown
+
+    return _blocks_html(parse_markdown(text))
+
+
+def _blocks_html(blocks: list[Any]) -> str:
     from tea_agent_mini.export.markdown_blocks import (
         CodeBlock,
         Heading,
         ListBlock,
         PageBreak,
         Paragraph,
-        parse_markdown,
+        Quote,
+        Table,
     )
 
     parts = []
-    for block in parse_markdown(text):
-        if isinstance(block, Heading):
+    for block in blocks:
+        if isinstance(block, Quote):
+            parts.append(f"<blockquote>\n{_blocks_html(block.blocks)}\n</blockquote>")
+        elif isinstance(block, Table):
+            parts.append(_table_html(block))
+        elif isinstance(block, Heading):
             level = min(max(block.level, 1), 6)
             parts.append(f"<h{level}>{inline_html(block.text)}</h{level}>")
         elif isinstance(block, Paragraph):
@@ -66,9 +82,28 @@ def markdown_to_html(text: str) -> str:
     return "\n".join(parts)
 
 
+def _table_html(table: Any) -> str:
+    def row(cells: list[str], tag: str) -> str:
+        return (
+            "<tr>"
+            + "".join(
+                f'<{tag} style="text-align:{align}">{_cell_html(cell)}</{tag}>'
+                for cell, align in zip(cells, table.aligns, strict=False)
+            )
+            + "</tr>"
+        )
+
+    body = "".join(row(cells, "td") for cells in table.rows)
+    return f"<table><thead>{row(table.header, 'th')}</thead><tbody>{body}</tbody></table>"
+
+
+def _cell_html(text: str) -> str:
+    return "<br>".join(inline_html(part.strip()) for part in _CELL_BREAK.split(text))
+
+
 def inline_html(text: str) -> str:
-    from tea_agent_mini.export.layout import BOLD, CODE
-    from tea_agent_mini.export.markdown_blocks import parse_inline
+    from tea_agent_mini.export.layout import BOLD, BOLD_ITALIC, CODE, ITALIC
+    from tea_agent_mini.export.markdown_inline import parse_inline
 
     out = []
     for span in parse_inline(text):
@@ -76,6 +111,10 @@ def inline_html(text: str) -> str:
             out.append(f"<code>{html.escape(span.text, quote=False)}</code>")
         elif span.style == BOLD:
             out.append(f"<strong>{_links(span.text)}</strong>")
+        elif span.style == ITALIC:
+            out.append(f"<em>{_links(span.text)}</em>")
+        elif span.style == BOLD_ITALIC:
+            out.append(f"<strong><em>{_links(span.text)}</em></strong>")
         else:
             out.append(_links(span.text))
     return "".join(out)

@@ -12,6 +12,7 @@ from tea_agent_mini.export.markdown_blocks import CodeBlock, Heading
 from tea_agent_mini.export.session_markdown import (
     RESULT_PREVIEW_CHARS,
     UnknownSession,
+    code_span,
     demote_headings,
     export_filename,
     session_to_markdown,
@@ -156,8 +157,43 @@ def test_images_are_mentioned_and_system_messages_left_out(store):
         Message("assistant", "A cat."),
     )
     text = session_to_markdown(store, topic.id, "full")
-    assert "## 1. What is this?\n\n(1 image attached)\n\nA cat." in text
+    assert "## 1. What is this?\n\n**Attached:** 1 image\n\nA cat." in text
     assert "secret" not in text and "base64" not in text
+
+
+def attachment_session(store: Store) -> str:
+    """A question with two files and an image attached, stored as the server stores them."""
+    topic = store.topics.create(title="Files")
+    parts = [
+        {"type": "text", "text": "Summarize these"},
+        {"type": "text", "text": "[attached file notes.md]\n# Notes\nfirst note"},
+        {"type": "text", "text": "[attached file my_data.csv]\na,b\n1,2"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+    ]
+    add(store, topic.id, Message("user", parts), Message("assistant", "Two notes."))
+    return topic.id
+
+
+@pytest.mark.parametrize("mode", ["latest", "answers"])
+def test_attachments_are_named_on_their_own_line(store, mode):
+    text = session_to_markdown(store, attachment_session(store), mode)
+    assert "## 1. Summarize these\n\n**Attached:** `notes.md`, `my_data.csv`, 1 image\n\n" in text
+    assert "first note" not in text and "[attached file" not in text
+    assert text.endswith("Two notes.\n")
+
+
+def test_full_mode_shows_the_attached_files_text(store):
+    text = session_to_markdown(store, attachment_session(store), "full")
+    assert "**Attached:** `notes.md`, `my_data.csv`, 1 image" in text
+    assert "**Attached file** `notes.md`:\n\n```text\n# Notes\nfirst note\n```" in text
+    assert "**Attached file** `my_data.csv`:\n\n```text\na,b\n1,2\n```\n\n---\n\nTwo notes." in text
+    assert "[attached file" not in text
+
+
+def test_code_span_fences_backticks_inside():
+    assert code_span("a.md") == "`a.md`"
+    assert code_span("x`y") == "``x`y``"
+    assert code_span("`odd`") == "`` `odd` ``"
 
 
 def test_an_empty_session_says_so(store):

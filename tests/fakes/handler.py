@@ -86,7 +86,8 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         if path in ("/health", "/v1/health"):
             self._send_json(200, {"status": "ok"})
         elif path in ("/models", "/v1/models"):
-            self._send_json(200, wire.models_body(self.server.app.model))
+            if self._authorized():
+                self._send_json(200, wire.models_body(self.server.app.model))
         else:
             self._not_found()
 

@@ -87,3 +87,17 @@ def test_tasks_command_adds_and_reports_mistakes(shell_config, tea_home: Path):
     wrong = cli("tasks", "add", "--name", "bad", "--schedule", "at 9", "--command", "true")
     assert wrong.returncode == 1
     assert wrong.stderr.startswith("error: unknown schedule kind in 'at 9'")
+
+
+def test_tasks_test_previews_a_named_tasks_schedule(shell_config, tea_home: Path):
+    added = cli("tasks", "add", "--name", "hello", "--schedule", "daily:09:00 tz=UTC",
+                "--kind", "command", "--command", "echo hi")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "[shell, enabled]" in added.stdout  # "command" is the web UI's word for shell
+    tested = cli("tasks", "test", "hello", "--count", "2")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.count("09:00") >= 2 and "UTC" in tested.stdout
+    given = cli("tasks", "test", "--schedule", "interval:60", "--count", "1")
+    assert given.returncode == 0, given.stderr
+    missing = cli("tasks", "test", "nobody")
+    assert missing.returncode == 1 and "no task with id or name 'nobody'" in missing.stderr

@@ -242,6 +242,28 @@ def test_run_now_keeps_the_schedule_and_refuses_to_overlap(db_path):
     assert task.next_run_at == utc("2026-01-05 09:00") and task.last_run_at == T0
 
 
+def test_start_now_returns_the_run_as_it_starts_and_it_goes_on(db_path):
+    async def main():
+        clock = FakeClock()
+        recorder = Recorder(hold=True)
+        with Store.open(db_path) as store:
+            task = add_task(store, clock)
+            runner = SchedulerRunner(store, recorder, clock, "me")
+            started = await runner.start_now(task.id)  # returns while the run is held
+            assert task.id in runner.active
+            with pytest.raises(TaskBusy):
+                await runner.start_now(task.id)
+            with pytest.raises(TaskNotFound):
+                await runner.start_now(999)
+            recorder.release()
+            await runner.wait_idle()
+            return started, store.tasks.runs(task.id, 5)
+
+    started, runs = run(main)
+    assert (started.status, started.ended_at, started.started_at) == ("running", None, T0)
+    assert [(r.id, r.status) for r in runs] == [(started.id, "ok")]
+
+
 def test_stop_cancels_a_run_and_the_next_start_takes_it_up(db_path):
     async def main():
         clock = FakeClock(limit=utc("2026-01-05 09:00"))

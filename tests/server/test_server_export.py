@@ -106,7 +106,7 @@ def test_pdf_export_text_comes_out_exactly(live, http, tmp_path):
         ENGLISH_ANSWER,
         f"2. {CHINESE_QUESTION}",
         CHINESE_ANSWER,
-        "> Reasoning: List the workspace.",
+        "Reasoning: List the workspace.",  # a quote: indented, no ">" (nor "**")
         '"command": "ls -1"',
         "main.py",
         "README.md",

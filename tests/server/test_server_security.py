@@ -104,6 +104,10 @@ def test_cross_origin_state_changes_are_refused(live, headers, status):
     with live.client() as http:
         response = http.post("/v1/sessions", json={}, headers=headers)
         assert response.status_code == status
+        if status == 403:  # the refusal says how to allow an origin
+            refused = response.json()["error"]["message"]
+            assert "server.cors_origins" in refused
+            assert headers.get("Origin", "").lower() in refused
         same = http.post(
             "/v1/sessions", json={}, headers={"Origin": f"http://127.0.0.1:{live.port}"}
         )

@@ -146,6 +146,9 @@ def test_search_finds_sessions_and_messages(http, scripted_server):
     found = http.get("/v1/search", params={"q": "tomatoes"}).json()
     assert {m["session_id"] for m in found["messages"]} == {session["id"]}
     assert any("tomatoes" in m["snippet"] for m in found["messages"])
+    # each hit names its session, whether or not the title matched too
+    assert {m["session_title"] for m in found["messages"]} == {"Gardening notes"}
+    assert found["sessions"] == []
     by_title = http.get("/v1/search", params={"q": "gardening"}).json()
     assert [s["id"] for s in by_title["sessions"]] == [session["id"]]
     assert http.get("/v1/search").status_code == 400

@@ -112,7 +112,7 @@ def test_kind_follows_the_fields_and_command_means_shell(http):
         ({"schedule": "daily:25:00"}, "daily: hour 25 is out of range 0-23"),
         ({"schedule": "once:2001-01-01T00:00"}, "never fires after now"),
         ({"tz": "Mars/Olympus"}, "unknown time zone 'Mars/Olympus'"),
-        ({"kind": "python"}, "field 'kind': expected shell or prompt, got 'python'"),
+        ({"kind": "python"}, "field 'kind': expected shell, command or prompt, got 'python'"),
         ({"kind": "prompt"}, "a prompt task needs a prompt"),
         ({"prompt": "hello"}, "give either a command (shell task) or a prompt"),
         ({"command": None}, "a task needs a command (kind shell) or a prompt (kind prompt)"),
@@ -212,6 +212,34 @@ def test_run_now_refuses_to_overlap_a_running_task(live, http, workspace):
     assert outcome[0].status_code == 200, outcome[0].text
     assert outcome[0].json()["status"] == "ok" and outcome[0].json()["output"].strip() == "done"
     assert [r["status"] for r in http.get(f"{url}/runs").json()["data"]] == ["ok"]
+
+
+def test_run_now_without_waiting_answers_at_once_and_the_history_follows_the_run(
+    live, http, workspace
+):
+    gate = workspace / "go"
+    task = add(http, command="while [ ! -f go ]; do sleep 0.02; done; echo done")
+    url = f"/v1/tasks/{task['id']}"
+    started = http.post(f"{url}/run?wait=false", timeout=5)
+    assert started.status_code == 202, started.text
+    run = started.json()
+    assert (run["status"], run["task_id"], run["ended_at"]) == ("running", task["id"], None)
+    try:
+        assert http.get(f"{url}/runs").json()["data"][0] == run
+        assert task["id"] in live.runtime.scheduler.active
+        assert "running already" in message(http.post(f"{url}/run?wait=false"), 409)
+    finally:
+        gate.touch()
+
+    def ended() -> dict | None:
+        latest = http.get(f"{url}/runs").json()["data"][0]
+        return latest if latest["status"] != "running" else None
+
+    finished = wait_for(ended, "the run to end")
+    assert (finished["id"], finished["status"]) == (run["id"], "ok")
+    assert finished["output"].strip() == "done"
+    assert "expected true or false" in message(http.post(f"{url}/run?wait=later"))
+    assert http.post("/v1/tasks/999/run?wait=false").status_code == 404
 
 
 def test_run_now_is_busy_while_another_process_holds_the_task(live, http):

@@ -51,3 +51,23 @@ def test_without_a_key_the_ui_page_warms_up(model_config, live_factory, marker):
     with live.client() as http:
         assert http.get("/").status_code == 200
     assert appears(marker, 15)
+
+
+def test_the_first_turn_after_a_start_offers_the_mcp_servers_tools(
+    model_config, live_factory, scripted_server
+):
+    from tests.fakes.background import turn_requests
+    from tests.fakes.scripted_server import Reply
+    from tests.mcp.conftest import server_command
+
+    def configure(config) -> None:
+        command, *args = server_command("stdio")
+        config.mcp_servers = {"local": {"command": command, "args": args}}
+
+    live = live_factory(configure=configure)
+    scripted_server.push(Reply(text="ok"))
+    with live.client() as http:
+        body = {"model": "m", "messages": [{"role": "user", "content": "add 2 and 3 with mcp"}]}
+        assert http.post("/v1/chat/completions", json=body).status_code == 200
+    offered = [t["function"]["name"] for t in turn_requests(scripted_server)[0].get("tools", [])]
+    assert any(name.startswith("mcp_local_") for name in offered), offered

@@ -275,6 +275,22 @@ def test_markdown_to_html_escapes_and_nests():
     assert 'href="javascript' not in body
 
 
+def test_markdown_to_html_quotes_and_tables():
+    body = markdown_to_html(
+        "> **Note:** *quoted*\n>> deeper\n\n| a | b |\n|---|--:|\n| <x> | 1<br>2 |\n"
+    )
+    assert (
+        "<blockquote>\n<p><strong>Note:</strong> <em>quoted</em></p>\n"
+        "<blockquote>\n<p>deeper</p>\n</blockquote>\n</blockquote>"
+    ) in body
+    assert (
+        '<table><thead><tr><th style="text-align:left">a</th>'
+        '<th style="text-align:right">b</th></tr></thead><tbody>'
+        '<tr><td style="text-align:left">&lt;x&gt;</td>'
+        '<td style="text-align:right">1<br>2</td></tr></tbody></table>'
+    ) in body
+
+
 def test_publish_html_and_markdown(ctx, workspace):
     out = toolkit_publish_doc(ctx, "Release Notes 1.0", DOC, format="html")
     assert out.startswith("Published docs/release-notes-1.0.html (")

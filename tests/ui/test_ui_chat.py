@@ -1,5 +1,5 @@
 """The chat in real headless Chromium: streaming, sanitized markdown, reasoning, tool cards, stop,
-usage, image attachments."""
+usage, image and text attachments."""
 
 from __future__ import annotations
 
@@ -137,6 +137,38 @@ def test_shift_enter_adds_a_line_instead_of_sending(page, live, model):
     wait_turns_finished(page, 1)
     assert page.locator(".msg.user").inner_text() == "first line\nsecond line"
     assert answer_text(page) == "echo: first line\nsecond line"
+
+
+def test_a_text_attachment_shows_as_a_chip_in_the_users_bubble(page, live, model):
+    open_app(page, live.url)
+    notes = {"name": "shopping-list.txt", "mimeType": "text/plain", "buffer": b"milk\ntea\n"}
+    page.set_input_files("#file-input", files=[notes])
+    page.wait_for_function("() => !document.querySelector('.chip').classList.contains('uploading')")
+    chat(page, "what is on my list?")
+    chip = page.locator(".msg.user .file-chip")
+    assert chip.inner_text() == "shopping-list.txt"
+    assert page.locator(".msg.user .user-text").inner_text() == "what is on my list?"
+    turn = next(r for r in model.requests if r.get("tools"))
+    assert "milk" in str(turn["messages"][-1]["content"])  # the model got the file's text
+    # a file alone, without a message: the bubble still shows it
+    page.set_input_files("#file-input", files=[{**notes, "name": "second.txt"}])
+    page.wait_for_function("() => !document.querySelector('.chip').classList.contains('uploading')")
+    page.click("#send")
+    wait_turns_finished(page, 2)
+    assert page.locator(".msg.user .file-chip").all_inner_texts() == [
+        "shopping-list.txt",
+        "second.txt",
+    ]
+    page.reload()  # the same chips, from the stored messages
+    page.wait_for_selector("#app.ready")
+    page.locator(".msg.user .file-chip").nth(1).wait_for()
+    assert page.locator(".msg.user .file-chip").all_inner_texts() == [
+        "shopping-list.txt",
+        "second.txt",
+    ]
+    assert page.locator(".msg.user .user-text").all_inner_texts() == ["what is on my list?"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-text-attachment.png"))
 
 
 def test_image_attachment_preview_send_and_enlarge(page, live, model):

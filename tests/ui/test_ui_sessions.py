@@ -162,3 +162,36 @@ def test_search_dialog_finds_messages_and_opens_their_session(page, live, model)
         "() => document.querySelector('.msg.user')?.textContent === 'the marmalade recipe'"
     )
     assert page.locator(".tab.active .tab-title").inner_text() == "the marmalade recipe"
+
+
+def test_search_hits_name_their_session(page, live, model):
+    open_app(page, live.url)
+    chat(page, "garden plans")
+    chat(page, "plant quinces by the wall")
+    page.keyboard.press("Control+k")
+    page.fill(".search-input", "quinces")
+    hit = page.locator(".search-group", has_text="Messages").locator(".search-hit").first
+    hit.wait_for()
+    assert page.locator(".search-group h3").all_text_contents() == ["Messages"]
+    assert hit.locator(".hit-session").inner_text() == "in “garden plans”"
+
+
+def test_a_new_page_opens_the_newest_chat_not_a_tasks_session(page_factory, live, model):
+    page = page_factory()
+    open_app(page, live.url)
+    chat(page, "my own chat")
+    mine = page.evaluate("() => document.querySelector('.tab.active').dataset.id")
+    with live.client() as http:  # a task runs afterwards: its session is the newest
+        task = {"name": "news", "schedule": "daily:08:30", "prompt": "Summarise the news"}
+        created = http.post("/v1/tasks", json=task).json()
+        run = http.post(f"/v1/tasks/{created['id']}/run").json()
+        newest = http.get("/v1/sessions?limit=1").json()["data"][0]
+    assert newest["id"] == run["session_id"] != mine
+    fresh = page_factory()  # a new tab: nothing open yet (the sidebar lists every source)
+    fresh.goto(live.url + "/")
+    fresh.evaluate("() => localStorage.setItem('tea.sessionSource', JSON.stringify(''))")
+    open_app(fresh, live.url)
+    assert fresh.locator("#session-source").input_value() == ""
+    assert fresh.locator("#session-list .session").first.get_attribute("data-id") == newest["id"]
+    assert fresh.evaluate("() => document.querySelector('.tab.active').dataset.id") == mine
+    assert fresh.locator(".msg.user").first.inner_text() == "my own chat"

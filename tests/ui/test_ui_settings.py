@@ -58,7 +58,9 @@ def test_profile_dropdown_switches_the_active_profile(page, live, model, write_c
         {"main_model": {"api_url": model.base_url, "model_name": "other-model"}}, name="other"
     )
     open_app(page, live.url)
-    assert page.locator("#model-name").inner_text() == "scripted-model"
+    # the sidebar names the active profile, its model in the tooltip
+    assert page.locator("#active-profile").inner_text() == "default"
+    assert "scripted-model" in page.locator("#active-profile").get_attribute("title")
     page.click("#open-settings")
     select = page.locator("dialog[open] select.profile-select")
     page.wait_for_function("() => document.querySelectorAll('select.profile-select option').length")
@@ -68,8 +70,9 @@ def test_profile_dropdown_switches_the_active_profile(page, live, model, write_c
     ]
     select.select_option("other")
     page.wait_for_function(
-        "() => document.querySelector('#model-name').textContent === 'other-model'"
+        "() => document.querySelector('#active-profile').textContent === 'other'"
     )
+    assert "other-model" in page.locator("#active-profile").get_attribute("title")
     with live.client() as http:
         assert http.get("/v1/config").json()["profile"] == "other"
 
@@ -114,10 +117,25 @@ def test_first_run_setup_creates_a_profile_and_the_chat_works(page, model, start
     dialog.locator("button[type=submit]").click()
     page.wait_for_selector("dialog.setup-dialog", state="detached")
     page.wait_for_selector("#setup-banner", state="hidden")
-    assert page.locator("#model-name").inner_text() == "scripted-model"
+    assert page.locator("#active-profile").inner_text() == "default"
     assert "scripted-model" in (tea_home / "config.yaml").read_text(encoding="utf-8")
     chat(page, "hello after setup")
     assert answer_text(page) == "echo: hello after setup"
+
+
+def test_a_wrong_api_key_is_said_to_be_wrong(page, model, model_config, start_live):
+    live = start_live(api_key="ui-secret-key")
+    page.goto(live.url + "/")
+    dialog = page.locator("dialog[open]", has_text="API key needed")
+    assert dialog.locator(".form-error").count() == 0  # no key sent yet: nothing was wrong
+    dialog.locator("input").fill("not-the-key")
+    dialog.locator("button[type=submit]").click()
+    again = page.locator("dialog[open]", has_text="Wrong key")
+    again.wait_for()
+    assert "the server refused it" in again.locator(".form-error").inner_text()
+    again.locator("input").fill("ui-secret-key")
+    again.locator("button[type=submit]").click()
+    page.wait_for_selector("#app.ready")
 
 
 def test_the_api_key_is_asked_for_once_and_kept(page, model, model_config, start_live):

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from ...memory.model import CATEGORIES, Priority, parse_category
 from ..api_errors import ApiError, not_found
-from ..bodies import Fields, path_id, query_int, read_json
+from ..bodies import Fields, path_id, query_bool, query_int, read_json
 from ..paging import MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
@@ -40,7 +40,6 @@ SEARCH_POOL = 1000
 ADD_FIELDS = ("content", "priority", "importance", "category", "tags", "expires_in_days", "pinned")
 PATCH_FIELDS = ("content", "priority", "importance", "category", "tags", "expires_at", "pinned")
 PRIORITY_TEXT = "CRITICAL, HIGH, MEDIUM, LOW or 0-3"
-_TRUE, _FALSE = frozenset({"true", "1", "yes"}), frozenset({"false", "0", "no"})
 
 # -- input checks -----------------------------------------------------------------------------
 
@@ -57,17 +56,6 @@ def parse_known_category(value: object, where: str) -> str:
     if not category:
         raise ApiError(400, f"{where}: expected one of {', '.join(CATEGORIES)}, got {value!r}")
     return category
-
-
-def query_bool(request: Request, name: str) -> bool | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return None
-    if raw.lower() in _TRUE:
-        return True
-    if raw.lower() in _FALSE:
-        return False
-    raise ApiError(400, f"query parameter '{name}': expected true or false, got {raw!r}")
 
 
 def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:

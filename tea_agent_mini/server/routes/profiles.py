@@ -1,4 +1,5 @@
-"""Profiles: ``<home>/<name>.yaml`` files. List them, create one from JSON or an uploaded YAML.
+"""Profiles: ``<home>/<name>.yaml`` files. List them, create one from JSON or an uploaded YAML,
+read one (secrets masked) and change one (a JSON merge patch: only what is sent changes).
 
 A profile is validated with ``config_from_dict`` (and the same checks as loading) before it is
 written; names are plain words, never paths. Files are written with mode 0600: they hold keys.
@@ -15,8 +16,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ...config import (
+    ALIASES,
     DEFAULT_PROFILE,
     config_from_dict,
+    config_to_dict,
     list_profiles,
     normalise,
     profile_path,
@@ -114,6 +117,104 @@ async def _read_form(request: Request) -> tuple[str, dict[str, Any], bool]:
     return name, data, overwrite
 
 
+def _stored(home: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    """The profile's file and its YAML as written (``${VAR}`` templates kept)."""
+    try:
+        path = profile_path(name, home)
+    except ConfigError as exc:
+        raise ApiError(400, str(exc)) from exc
+    if not path.is_file():
+        raise ApiError(404, f"no profile file named {name!r}")
+    try:
+        return path, read_yaml(path)
+    except ConfigError as exc:
+        raise ApiError(409, str(exc)) from exc
+
+
+def _detail(st: ServerState, name: str) -> dict[str, Any]:
+    home = st.runtime.config.home
+    _, data = _stored(home, name)
+    entry = _profile_entry(name, home, st.runtime.config.profile)
+    try:
+        entry["config"] = config_to_dict(config_from_dict(data, where=name), mask=True)
+    except ConfigError:
+        entry["config"] = None  # the entry says what is wrong
+    return entry
+
+
+@endpoint(
+    "One profile (secrets masked)",
+    tag="config",
+    response="ProfileDetail",
+    errors=(404,),
+    description="The file's own settings, keys showing their last four characters at most.",
+)
+async def get_profile(request: Request) -> JSONResponse:
+    return JSONResponse(await blocking(_detail, state(request), request.path_params["name"]))
+
+
+@endpoint(
+    "Change a profile",
+    tag="config",
+    body="ProfilePatch",
+    response="ProfileDetail",
+    errors=(404, 409),
+    description=(
+        "`config` is a JSON merge patch of the file: only the keys sent change, `null` removes "
+        "a key, so a key left out (`api_key`) is kept. Validated before it is saved; comments "
+        "in the file are not kept. The active profile is reloaded at once. Refused (409) "
+        "while a turn is running or messages are queued."
+    ),
+)
+async def patch_profile(request: Request) -> JSONResponse:
+    st = state(request)
+    name = request.path_params["name"]
+    body = await read_json(request)
+    patch = body.nested("config", required=True).data
+    if not patch:
+        raise ApiError(400, 'nothing to change: send e.g. {"config": {"main_model": {...}}}')
+    if st.turns.any_busy():
+        raise ApiError(409, "a turn is running or queued; change profiles when it has finished")
+    home = st.runtime.config.home
+    _, data = await blocking(_stored, home, name)
+    merged = merge_patch(_canonical(data), _canonical(patch))
+    await blocking(save_profile, home, name, merged, True)
+    await reload_profile(st, name)
+    return JSONResponse(await blocking(_detail, st, name))
+
+
+async def reload_profile(st: ServerState, name: str) -> None:
+    """Make a changed profile's file count: the active one is loaded again, another one's
+    runtime (built when a request named it) is dropped."""
+    if name == st.runtime.config.profile:
+        try:
+            config = await blocking(st.pool.load, name)
+        except ConfigError as exc:
+            raise ApiError(400, str(exc)) from exc
+        await st.pool.switch(config)
+    else:
+        await st.pool.forget(name)
+
+
+def _canonical(data: dict[str, Any]) -> dict[str, Any]:
+    """Section names as the loader reads them (``embedding_model`` is ``embedding``), so a
+    patch and the file name a section the same way."""
+    return {ALIASES.get(str(key), str(key)): value for key, value in data.items()}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge key by key, ``None`` removes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
 def save_profile(home: Path, name: str, data: dict[str, Any], overwrite: bool) -> Any:
     """Validate and write ``<home>/<name>.yaml`` (blocking). Returns the parsed Config."""
     import yaml
@@ -146,4 +247,6 @@ def routes() -> list[Route]:
     return [
         Route("/v1/profiles", list_profile_files, methods=["GET"]),
         Route("/v1/profiles", create_profile, methods=["POST"]),
+        Route("/v1/profiles/{name}", get_profile, methods=["GET"]),
+        Route("/v1/profiles/{name}", patch_profile, methods=["PATCH"]),
     ]

@@ -21,7 +21,16 @@ from .task_views import TASK_SCHEMA
 from .tasks import search_tasks
 
 SNIPPET_CHARS = 160
-HIT_SCHEMA = obj({"id": INT, "session_id": STR, "role": STR, "snippet": STR, "created": NUM})
+HIT_SCHEMA = obj(
+    {
+        "id": INT,
+        "session_id": STR,
+        "session_title": {**STR, "description": "the title of the message's session"},
+        "role": STR,
+        "snippet": STR,
+        "created": NUM,
+    }
+)
 SEARCH_RESULT = obj(
     {
         "query": STR,
@@ -41,10 +50,11 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
-def hit_json(message: Message, query: str) -> dict[str, Any]:
+def hit_json(message: Message, query: str, session_title: str = "") -> dict[str, Any]:
     return {
         "id": message.id,
         "session_id": message.topic_id,
+        "session_title": session_title,
         "role": message.role,
         "snippet": snippet(message.text, query),
         "created": message.created_at,
@@ -53,12 +63,17 @@ def hit_json(message: Message, query: str) -> dict[str, Any]:
 
 def _find(
     st: ServerState, query: str, limit: int
-) -> tuple[list[Any], list[Message], list[Any], list[Any]]:
+) -> tuple[list[Any], list[dict[str, Any]], list[Any], list[Any]]:
     store = st.store
     memory = st.runtime.memory
+    messages = store.messages.search(query, limit=limit)
+    titles: dict[str, str] = {}
+    for topic_id in {m.topic_id for m in messages}:
+        topic = store.topics.get(topic_id)
+        titles[topic_id] = topic.title if topic is not None else ""
     return (
         store.topics.recent(limit=limit, query=query),
-        store.messages.search(query, limit=limit),
+        [hit_json(m, query, titles.get(m.topic_id, "")) for m in messages],
         [memory_json(m, memory.clock(), score) for m, score in memory.search(query, limit)],
         search_tasks(st, query, limit),
     )
@@ -83,7 +98,7 @@ async def search(request: Request) -> JSONResponse:
         {
             "query": query,
             "sessions": [session_json(t, st) for t in topics],
-            "messages": [hit_json(m, query) for m in messages],
+            "messages": messages,
             "memories": memories,
             "tasks": tasks,
         }

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..api_errors import ApiError
-from ..bodies import Fields, path_id, query_int, read_json
+from ..bodies import Fields, path_id, query_bool, query_int, read_json
 from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
@@ -106,7 +106,7 @@ def _kind(body: Fields) -> str | None:
     if kind is None:
         return None
     if kind.strip().lower() not in KINDS:
-        raise ApiError(400, f"field 'kind': expected shell or prompt, got {kind!r}")
+        raise ApiError(400, f"field 'kind': expected shell, command or prompt, got {kind!r}")
     return KINDS[kind.strip().lower()]
 
 
@@ -273,16 +273,23 @@ async def delete_task(request: Request) -> JSONResponse:
 @endpoint(
     "Run a scheduled task now",
     tag="tasks",
+    query={"wait": "bool - false: answer 202 as soon as the run has started (default true)"},
     response=RUN_SCHEMA,
-    errors=(404, 409),
+    errors=(400, 404, 409),
     description=(
         "Runs the task at once, whatever its schedule or enabled flag, and answers with the "
-        "finished run. 409 while a run of it is in progress: runs never overlap."
+        "finished run; with `wait=false`, with the started run (202, status `running`), whose "
+        "progress `GET /v1/tasks/{id}/runs` shows. 409 while a run of it is in progress: runs "
+        "never overlap."
     ),
 )
 async def run_task(request: Request) -> JSONResponse:
     ident = path_id(request, "task")
+    wait = query_bool(request, "wait", True)
     svc = service(state(request))
+    if not wait:
+        run = await guarded(svc.astart_now(ident))
+        return JSONResponse(run_json(run), status_code=202)
     # shielded: a client that stops waiting does not cancel the run, which is recorded anyway
     run = await guarded(asyncio.shield(svc.arun_now(ident)))
     return JSONResponse(run_json(run))

@@ -33,7 +33,7 @@ async function errorOf(response) {
 export class Api {
   constructor() {
     this.key = prefs.get("apiKey", "");
-    this.onUnauthorized = null; // async () => new key or null
+    this.onUnauthorized = null; // async ({wrong}) => new key or null; wrong: a key was refused
     this.asking = null;
   }
 
@@ -60,15 +60,16 @@ export class Api {
       }
       const response = await fetch(path, init);
       if (response.ok) return response;
-      if (response.status === 401 && attempt < 3 && (await this.askForKey())) continue;
+      const sentKey = Boolean(init.headers.Authorization);
+      if (response.status === 401 && attempt < 3 && (await this.askForKey(sentKey))) continue;
       throw await errorOf(response);
     }
   }
 
-  async askForKey() {
+  async askForKey(wrong = false) {
     if (!this.onUnauthorized) return false;
     if (!this.asking) {
-      this.asking = this.onUnauthorized().finally(() => {
+      this.asking = this.onUnauthorized({ wrong }).finally(() => {
         this.asking = null;
       });
     }

@@ -123,7 +123,10 @@ class App {
     this.config = await this.api.get("/v1/config");
     const missing = !this.config.model_configured;
     $("#setup-banner").hidden = !missing;
-    $("#model-name").textContent = missing ? "no model" : this.config.config.main_model.model_name;
+    const main = this.config.config.main_model;
+    const shown = $("#active-profile");
+    shown.textContent = missing ? `${this.config.profile} · no model` : this.config.profile;
+    shown.title = missing ? "the active profile has no model" : `profile ${this.config.profile}: ${main.model_name} at ${main.api_url}`;
     if (missing && firstRun) this.openSetup(true);
   }
 
@@ -142,11 +145,21 @@ class App {
     );
     this.openIds = this.openIds.filter((id, i) => checks[i]);
     let target = this.openIds.includes(this.activeId) ? this.activeId : this.openIds[0];
-    if (!target && this.sessionList.sessions.length) target = this.sessionList.sessions[0].id;
+    // nothing open in this tab: the newest chat of the web UI, not a task's or an API client's
+    if (!target) target = await this.latestChat();
     // open the other tabs in the background so their running turns re-attach as well
     for (const id of this.openIds) if (id !== target) this.chatFor(id);
     if (target) await this.openSession(target);
     else this.renderAll();
+  }
+
+  async latestChat() {
+    try {
+      const newest = await this.api.get("/v1/sessions?source=ui&limit=1");
+      return newest.data.length ? newest.data[0].id : null;
+    } catch {
+      return null; // an older server without sources: start empty
+    }
   }
 
   // The session's view, created (and its history loaded) on first use; `fresh`: known empty.

@@ -67,11 +67,15 @@ export class Attachments {
     this.container.hidden = this.items.length === 0;
   }
 
-  // Wait for the uploads; {ids, images} of those that made it.
+  // Wait for the uploads; {ids, images, names} of those that made it (names: the other files).
   async ready() {
     await Promise.all(this.items.map((item) => item.promise));
     const good = this.items.filter((item) => item.id);
-    return { ids: good.map((item) => item.id), images: good.filter((item) => item.url).map((item) => item.url) };
+    return {
+      ids: good.map((item) => item.id),
+      images: good.filter((item) => item.url).map((item) => item.url),
+      names: good.filter((item) => !item.url).map((item) => item.file.name),
+    };
   }
 
   // Forget the chips; the object URLs live on in the sent message's bubble.

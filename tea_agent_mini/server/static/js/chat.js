@@ -1,7 +1,7 @@
 // A session's conversation: its log element (kept while other sessions are shown, so background
 // turns keep streaming into it), its turns, its queue and its usage. The app shows one at a time.
 import { h, toast } from "./dom.js";
-import { buildTurns, runningTurnStart, userParts, displayText } from "./history.js";
+import { buildTurns, runningTurnStart, userParts } from "./history.js";
 import { TurnView } from "./turnview.js";
 import { SessionStream } from "./streams.js";
 
@@ -15,7 +15,7 @@ export class ChatView {
     this.id = session.id;
     this.session = session;
     this.turns = new Map();
-    this.pending = new Map(); // turn id -> {text, images} of messages sent from this page
+    this.pending = new Map(); // turn id -> {text, images, names} of messages sent from this page
     this.running = null;
     this.queue = [];
     this.usage = null; // the last done event: {usage, context}
@@ -102,7 +102,7 @@ export class ChatView {
       const view = this.viewFor(queue.running.id);
       if (cut >= 0) {
         const parts = userParts(stored[cut].content);
-        view.setUser(displayText(parts), parts.images, stored[cut].id);
+        view.setUser(parts.text, parts.images, stored[cut].id, parts.files);
       }
     }
     this.afterChange();
@@ -123,7 +123,7 @@ export class ChatView {
     if (!view && create) {
       view = new TurnView(turnId, { answer: (id, text) => this.answerQuestion(id, text) });
       const mine = this.pending.get(turnId);
-      if (mine) view.setUser(mine.text, mine.images);
+      if (mine) view.setUser(mine.text, mine.images, null, mine.names);
       else if (text) view.setUser(text);
       this.turns.set(turnId, view);
       this.inner.append(view.el);
@@ -204,14 +204,14 @@ export class ChatView {
   }
 
   // Send a message: it runs now, or waits in the queue while a turn is running.
-  async send(text, { ids = [], images = [] } = {}) {
+  async send(text, { ids = [], images = [], names = [] } = {}) {
     const controller = new AbortController();
     const response = await this.api.fetch("POST", `/v1/sessions/${this.id}/messages`, {
       json: { content: text, attachments: ids },
       signal: controller.signal,
     });
     const turn = response.headers.get("X-Turn-Id");
-    if (turn) this.pending.set(turn, { text, images });
+    if (turn) this.pending.set(turn, { text, images, names });
     this.app.sessionTouched(this.id, 0); // the first message names the session
     this.scrollToEnd();
     const first = await this.stream.adopt(response, controller);

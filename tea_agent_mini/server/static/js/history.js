@@ -25,11 +25,6 @@ export function userParts(content) {
   return { text: texts.join(""), images, files };
 }
 
-export function displayText({ text, files }) {
-  const names = files.map((name) => `📎 ${name}`).join("\n");
-  return [text, names].filter(Boolean).join("\n");
-}
-
 function textOf(content) {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
@@ -51,7 +46,7 @@ export function buildTurns(messages) {
       view = new TurnView(`m${message.id}`);
       views.push(view);
       const parts = userParts(message.content);
-      view.setUser(displayText(parts), parts.images, message.id);
+      view.setUser(parts.text, parts.images, message.id, parts.files);
     } else if (message.role === "assistant") {
       const current = answerView();
       if (message.reasoning) current.addReasoning(message.reasoning, false);

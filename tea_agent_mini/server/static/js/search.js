@@ -47,6 +47,7 @@ export function openSearch(app) {
     const sessions = found.sessions.map((s) =>
       h("li", {}, h("button", { type: "button", class: "search-hit", onclick: () => go(s.id) }, h("strong", {}, sessionTitle(s)), h("small", {}, relativeTime(s.updated)))),
     );
+    // each hit names its session (older servers send no session_title: the sessions found)
     const messages = found.messages.map((m) =>
       h(
         "li",
@@ -55,8 +56,13 @@ export function openSearch(app) {
           "button",
           { type: "button", class: "search-hit", onclick: () => go(m.session_id, m.id) },
           h("span", { class: "hit-role" }, m.role),
-          h("span", { class: "hit-snippet" }, m.snippet),
-          h("small", {}, titles.get(m.session_id) || relativeTime(m.created)),
+          h(
+            "span",
+            { class: "hit-snippet" },
+            m.snippet,
+            h("span", { class: "hit-session" }, `in “${m.session_title || titles.get(m.session_id) || "New chat"}”`),
+          ),
+          h("small", {}, relativeTime(m.created)),
         ),
       ),
     );

@@ -2,7 +2,7 @@
 // API key.
 import { h, modal, toast } from "./dom.js";
 import { prefs, setTheme, setAccent, DEFAULT_ACCENT } from "./prefs.js";
-import { openSetup } from "./setup.js";
+import { openSetup, editProfile } from "./setup.js";
 
 const ACCENTS = ["#3b82f6", "#10b981", "#8b5cf6", "#f59e0b", "#ef4444", "#ec4899", "#14b8a6"];
 
@@ -46,16 +46,24 @@ function appearance() {
 async function profiles(app, close) {
   const select = h("select", { "aria-label": "Model profile", class: "profile-select" });
   const info = h("p", { class: "muted" });
-  const box = section("Model profile", h("div", { class: "row" }, select, h("button", { type: "button", class: "btn", onclick: () => { close(); openSetup(app); } }, "Add a profile…")), info);
+  const editable = new Set(); // profiles with a valid file of their own
+  const edit = h("button", { type: "button", class: "btn", title: "Change the selected profile", onclick: () => { close(); editProfile(app, select.value); } }, "Edit…");
+  const add = h("button", { type: "button", class: "btn", onclick: () => { close(); openSetup(app); } }, "Add a profile…");
+  const box = section("Model profile", h("div", { class: "row" }, select, edit, add), info);
   try {
     const list = await app.api.get("/v1/profiles");
     for (const profile of list.data) {
       const label = profile.model_name ? `${profile.name} — ${profile.model_name}` : profile.error ? `${profile.name} (invalid)` : profile.name;
       select.append(h("option", { value: profile.name, selected: profile.active, disabled: Boolean(profile.error) }, label));
+      if (profile.file !== false && !profile.error) editable.add(profile.name);
     }
   } catch (error) {
     info.textContent = error.message;
   }
+  const updateEdit = () => {
+    edit.disabled = !editable.has(select.value);
+  };
+  updateEdit();
   const config = app.config;
   if (config) {
     const main = config.config.main_model;
@@ -71,6 +79,7 @@ async function profiles(app, close) {
       toast(error.message, "error", 6000);
       select.value = app.config ? app.config.profile : select.value;
     }
+    updateEdit();
   });
   return box;
 }
@@ -140,8 +149,9 @@ export async function openSettings(app) {
   return dialog;
 }
 
-// Asked when the server answers 401: resolves to the key, or null when dismissed.
-export function askApiKey() {
+// Asked when the server answers 401: resolves to the key, or null when dismissed. `wrong`: the
+// request carried a key and the server refused it.
+export function askApiKey({ wrong = false } = {}) {
   return new Promise((resolve) => {
     let key = null;
     const dialog = modal("API key needed", { onclose: () => resolve(key) });
@@ -150,6 +160,7 @@ export function askApiKey() {
       "form",
       { class: "key-form" },
       h("p", {}, "This server asks for an API key (server.api_key or --api-key). It is kept in this browser."),
+      wrong ? h("p", { class: "form-error", role: "alert" }, "Wrong key: the server refused it. Check it and try again.") : null,
       input,
       h("div", { class: "row end" }, h("button", { type: "submit", class: "btn primary" }, "Continue")),
     );

@@ -52,12 +52,20 @@ export class TurnView {
     this.finished = false;
   }
 
-  setUser(text, images = [], messageId = null) {
+  // files: the names of attached text files, shown as chips (their text went to the model)
+  setUser(text, images = [], messageId = null, files = []) {
     const body = h("div", { class: "bubble" });
     if (images.length) {
       body.append(
         h("div", { class: "msg-images" }, images.map((src) =>
           h("img", { src, alt: "attached image", class: "msg-image", onclick: () => openLightbox(src) }),
+        )),
+      );
+    }
+    if (files.length) {
+      body.append(
+        h("div", { class: "msg-files" }, files.map((name) =>
+          h("span", { class: "file-chip", title: name }, icon("clip"), h("span", { class: "chip-name" }, name)),
         )),
       );
     }
