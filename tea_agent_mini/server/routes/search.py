@@ -67,9 +67,9 @@ def _find(
     store = st.store
     memory = st.runtime.memory
     messages = store.messages.search(query, limit=limit)
-    titles: dict[str, str] = {}
+    titles: dict[str | None, str] = {}
     for topic_id in {m.topic_id for m in messages}:
-        topic = store.topics.get(topic_id)
+        topic = store.topics.get(topic_id) if topic_id else None
         titles[topic_id] = topic.title if topic is not None else ""
     return (
         store.topics.recent(limit=limit, query=query),
