@@ -31,6 +31,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         from .logs import cmd_logs
 
         return cmd_logs
+    if name == "completion":
+        from .completion import cmd_completion
+
+        return cmd_completion
     from . import commands
 
     return getattr(commands, f"cmd_{name}")

@@ -80,6 +80,12 @@ In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /help, /exit.""",
   tea-agent-mini --profile work doctor
   tea-agent-mini doctor --dev                also the programs the test suite uses""",
     ),
+    "completion": (
+        "print a shell completion script",
+        """examples:
+  eval "$(tea-agent-mini completion bash)"     in ~/.bashrc
+  eval "$(tea-agent-mini completion zsh)"      in ~/.zshrc""",
+    ),
     "version": ("print the version", ""),
 }
 
@@ -139,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dev", action="store_true", help="also check the programs the test suite uses"
     )
     _log_options(commands["logs"])
+    commands["completion"].add_argument("shell", choices=("bash", "zsh"), help="bash or zsh")
     return parser
 
 
