@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .shell.sandbox import Sandbox
     from .skills.cache import SkillsCache
     from .store import Store
+    from .toolkit.context import ToolContext
     from .toolkit.registry import Toolkit
     from .toolkit.selection import ToolMenu
     from .types import Done, Message
@@ -131,7 +132,8 @@ class Runtime:
         approve: ApprovalCallback | None = None,
         ask_user: AskUserCallback | None = None,
         on_notice: NoticeCallback | None = None,
-    ) -> Any:
+    ) -> ToolContext:
+        """What the tools of a session on ``topic_id`` get besides their arguments."""
         from .toolkit.context import ToolContext
 
         agent = self.config.agent

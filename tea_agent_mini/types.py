@@ -1,4 +1,5 @@
-"""Typed records shared by every layer: messages, tool calls, events, and the small Protocols.
+"""Typed records shared by every layer: messages, tool calls, events; and the small Protocols
+of the seams between the parts (the chat model, and what a turn needs of tools and store).
 
 Dicts appear only at the JSON boundary (``to_openai`` / ``from_openai``).
 """
@@ -6,7 +7,7 @@ Dicts appear only at the JSON boundary (``to_openai`` / ``from_openai``).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -265,6 +266,61 @@ class ChatModel(Protocol):
         tools: list[dict[str, Any]] | None = None,
         **params: Any,
     ) -> Completion: ...
+
+
+# What a turn (agent/session.py) needs of the tools and of the store. The implementations
+# (toolkit/, store/) do not inherit from these; they only have the members.
+
+
+class InstalledTool(Protocol):
+    """One installed tool as a turn sees it (``toolkit.registry.ToolSpec``)."""
+
+    def mutates_with(self, arguments: dict[str, Any]) -> bool: ...
+
+
+class ToolCatalog(Protocol):
+    """The installed tools as a turn reads them (``toolkit.registry.Toolkit``)."""
+
+    def names(self) -> list[str]: ...
+
+    def get(self, name: str) -> InstalledTool | None: ...
+
+    def openai_tools(self) -> list[dict[str, Any]]: ...
+
+
+class ToolRunner(Protocol):
+    """What a turn needs of its tool executor (``toolkit.executor.ToolExecutor``)."""
+
+    @property
+    def toolkit(self) -> ToolCatalog: ...
+
+    def callable_names(self) -> set[str]: ...
+
+    async def run_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]: ...
+
+
+class MessageLog(Protocol):
+    """A topic's messages as a turn reads and adds them (``store.messages``)."""
+
+    def add(self, topic_id: str, message: Message) -> Message: ...
+
+    def recent_turns(self, topic_id: str, turns: int) -> list[Message]: ...
+
+
+class UsageLedger(Protocol):
+    """Where a turn adds up its topic's token usage (``store.topics``)."""
+
+    def add_usage(self, topic_id: str, prompt: int, completion: int) -> object: ...
+
+
+class TurnStore(Protocol):
+    """What a turn keeps in the store (``store.Store``): its messages and its usage."""
+
+    @property
+    def messages(self) -> MessageLog: ...
+
+    @property
+    def topics(self) -> UsageLedger: ...
 
 
 ApprovalCallback = Callable[[str, str], bool]

@@ -51,7 +51,7 @@ class Terminal:
                 except OSError:
                     break
 
-    def type(self, text: str) -> None:
+    def send(self, text: str) -> None:
         os.write(self.master, text.encode())
 
     def finish(self) -> tuple[int, str]:
@@ -72,7 +72,7 @@ def test_a_question_is_answered_by_number(model_config, scripted_server):
     term = Terminal("paint it")
     term.wait_for("? Which colour?")
     term.wait_for("2) green")
-    term.type("2\n")
+    term.send("2\n")
     code, out = term.finish()
     assert code == 0 and out.strip() == "Green it is."
     assert tool_result(scripted_server) == "The user answered: green"

@@ -33,7 +33,7 @@ def run_turn(text: str, topic_id: str | None = None, runtime: Runtime | None = N
         try:
             session = rt.session(topic_id)
             events = [e async for e in session.run_turn(text)]
-            history = rt.store.messages.list(session.topic_id)
+            history = rt.store.messages.of_topic(session.topic_id)
             return events, history, session.topic_id
         finally:
             if runtime is None:
@@ -274,7 +274,7 @@ def test_cancelled_turn_leaves_consistent_history_and_stops_the_command(
         task.cancel(reason)
         with pytest.raises(asyncio.CancelledError):
             await task
-        history = runtime.store.messages.list(session.topic_id)
+        history = runtime.store.messages.of_topic(session.topic_id)
         await runtime.aclose()
         return history
 

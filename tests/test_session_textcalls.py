@@ -20,7 +20,7 @@ def run_turn(text: str):
         try:
             session = runtime.session()
             events = [e async for e in session.run_turn(text)]
-            return events, runtime.store.messages.list(session.topic_id)
+            return events, runtime.store.messages.of_topic(session.topic_id)
         finally:
             await runtime.aclose()
 

@@ -110,7 +110,7 @@ def fill_levels(store: Any, topic: str) -> None:
     from tea_agent_mini.context.summary import RING_LIMIT
 
     records = ContextRecords(store.db)
-    pairs = new_pairs(store.messages.list(topic, limit=4 * (RING_LIMIT + 12)), 0)
+    pairs = new_pairs(store.messages.of_topic(topic, limit=4 * (RING_LIMIT + 12)), 0)
     ring = pairs[-RING_LIMIT - 10 : -10]  # the last turns are not recorded yet
     records.save_pairs(topic, ring, time.time())
     summary = TopicSummary(

@@ -57,7 +57,7 @@ class Proof:
         return self.work / "venv"
 
     @property
-    def bin(self) -> Path:
+    def bin_dir(self) -> Path:
         return self.venv / ("Scripts" if os.name == "nt" else "bin")
 
     @property
@@ -75,7 +75,7 @@ class Proof:
             if k not in SCRUBBED and not k.startswith(SCRUBBED_PREFIXES)
         }
         env.update(
-            PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
+            PATH=f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}",
             TEA_AGENT_HOME=str(self.home),
             PYTHONNOUSERSITE="1",
             PIP_DISABLE_PIP_VERSION_CHECK="1",
@@ -84,7 +84,7 @@ class Proof:
 
     def cli(self, *args: str, timeout: float = 60.0):
         return procs.run(
-            [str(self.bin / CLI), *args], cwd=self.workspace, env=self.env(), timeout=timeout
+            [str(self.bin_dir / CLI), *args], cwd=self.workspace, env=self.env(), timeout=timeout
         )
 
 
@@ -129,7 +129,7 @@ def _run_step(proof: Proof, name: str, func: Callable[[Proof, Check], None], nee
 
 def step_install(proof: Proof, check: Check) -> None:
     venv.EnvBuilder(with_pip=True, clear=True).create(proof.venv)
-    python = str(proof.bin / "python")
+    python = str(proof.bin_dir / "python")
     result = procs.run(
         [python, "-m", "pip", "install", "--no-input", "--quiet", str(proof.wheel)],
         cwd=proof.workspace,
@@ -147,7 +147,7 @@ def step_install(proof: Proof, check: Check) -> None:
 def step_import_location(proof: Proof, check: Check) -> None:
     code = f"import {PACKAGE}; print({PACKAGE}.__file__)"
     result = procs.run(
-        [str(proof.bin / "python"), "-c", code], cwd=proof.workspace, env=proof.env()
+        [str(proof.bin_dir / "python"), "-c", code], cwd=proof.workspace, env=proof.env()
     )
     where = Path(result.stdout.strip() or ".").resolve()
     if result.returncode != 0 or not where.is_relative_to(proof.venv):
@@ -187,7 +187,7 @@ def step_tools(proof: Proof, check: Check) -> None:
 
 def step_serve(proof: Proof, check: Check) -> None:
     port = procs.free_port()
-    command = [str(proof.bin / CLI), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = [str(proof.bin_dir / CLI), "serve", "--host", "127.0.0.1", "--port", str(port)]
     base = f"http://127.0.0.1:{port}"
     with procs.Background(command, cwd=proof.workspace, env=proof.env()) as server:
         health, seconds = server.wait_for_http(f"{base}/health", timeout=30)

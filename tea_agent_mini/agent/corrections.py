@@ -14,12 +14,9 @@ import json
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..types import Completion, ToolCall
-
-if TYPE_CHECKING:
-    from ..toolkit.registry import Toolkit
+from ..types import Completion, ToolCall, ToolCatalog
 
 __all__ = ["Corrections", "MAX_CORRECTIONS"]
 
@@ -84,7 +81,7 @@ class Corrections:
     """The corrections of one turn: at most :data:`MAX_CORRECTIONS` asks, and the messages to
     send with the next request."""
 
-    def __init__(self, toolkit: Toolkit, request: str = "") -> None:
+    def __init__(self, toolkit: ToolCatalog, request: str = "") -> None:
         self.toolkit = toolkit
         # a question about the workspace's facts, not how to do something
         self.question = request.rstrip().endswith("?") and not asks_how(request)
@@ -202,7 +199,7 @@ class Corrections:
         return True
 
 
-def _python_style_call(content: str, toolkit: Toolkit) -> bool:
+def _python_style_call(content: str, toolkit: ToolCatalog) -> bool:
     """``toolkit_edit("a.py", ...)``: a call written as code, which no parser can run."""
     return any(f"{name}(" in content for name in toolkit.names())
 

@@ -36,6 +36,8 @@ from ..types import (
     ToolCall,
     ToolCallStart,
     ToolResult,
+    ToolRunner,
+    TurnStore,
     Usage,
 )
 from .corrections import Corrections
@@ -91,8 +93,8 @@ class Session:
         *,
         topic_id: str,
         llm: ChatModel,
-        executor: Any,
-        store: Any,
+        executor: ToolRunner,
+        store: TurnStore,
         build_context: Callable[..., list[dict[str, Any]]],
         settings: TurnSettings = TurnSettings(),
         calibrator: TokenCalibrator | None = None,

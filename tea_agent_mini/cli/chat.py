@@ -91,7 +91,7 @@ class ChatRepl:
         if name == "/new":
             self._open(None)
         elif name == "/topics":
-            for topic in self.runtime.store.topics.list(limit=20):
+            for topic in self.runtime.store.topics.recent(limit=20):
                 print(topic_line(topic))
         elif name == "/switch":
             try:

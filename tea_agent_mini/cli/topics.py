@@ -34,7 +34,7 @@ def find_topic(store: Store, ref: str) -> Topic:
     if all(c in string.hexdigits for c in ref):
         matches = store.topics.with_id_prefix(ref.lower(), limit=SHOWN_MATCHES + 1)
     if not matches:
-        matches = store.topics.list(limit=50, query=ref, include_archived=True)
+        matches = store.topics.recent(limit=50, query=ref, include_archived=True)
         same = [t for t in matches if t.title.strip().lower() == ref.lower()]
         matches = same or matches
     if len(matches) == 1:
@@ -50,7 +50,7 @@ def find_topic(store: Store, ref: str) -> Topic:
 
 def last_topic(store: Store) -> Topic | None:
     """The most recently used topic."""
-    latest = store.topics.list(limit=1)
+    latest = store.topics.recent(limit=1)
     return latest[0] if latest else None
 
 
@@ -74,7 +74,7 @@ def topic_line(topic: Topic) -> str:
 def print_history(store: Store, topic_id: str, limit: int, out: TextIO) -> None:
     """The topic's last ``limit`` messages: who said what, which tools ran and how it went."""
     total = store.messages.count(topic_id)
-    messages = store.messages.list(topic_id, limit=max(1, limit))
+    messages = store.messages.of_topic(topic_id, limit=max(1, limit))
     if total > len(messages):
         out.write(f"… {total - len(messages)} earlier message(s)\n")
     for message in messages:

@@ -14,7 +14,7 @@ unanswered calls).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..types import Message
 
@@ -97,7 +97,7 @@ def placeholder_for(content: str, turns_ago: int | None = None) -> str:
     )
 
 
-def replaceable(content: Any) -> bool:
+def replaceable(content: object) -> TypeGuard[str]:
     """Whether a tool output is worth replacing by a placeholder."""
     return (
         isinstance(content, str)

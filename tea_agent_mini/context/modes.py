@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from tea_agent_mini.store import Store
 STATE_KEY = "mode"
 DEFAULT_MODE = "default"
 
@@ -91,7 +93,7 @@ def render_section(mode: Mode, tool_names: Iterable[str] | None = None) -> str:
     return text
 
 
-def current_mode(store: Any, topic_id: str | None) -> Mode:
+def current_mode(store: Store | None, topic_id: str | None) -> Mode:
     from tea_agent_mini.store import topic_scope
 
     if store is None or not topic_id:
@@ -101,7 +103,7 @@ def current_mode(store: Any, topic_id: str | None) -> Mode:
 
 
 def mode_prompt_section(
-    store: Any, topic_id: str | None, tool_names: Iterable[str] | None = None
+    store: Store | None, topic_id: str | None, tool_names: Iterable[str] | None = None
 ) -> str:
     """The system-prompt section for the topic's mode; "" when it is the default.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from ..terms import keyword_terms
 from ..types import Message
@@ -28,8 +28,8 @@ MAX_FILES = 20
 # Recording reads only this many recent messages: enough for the turns since the last record,
 # without re-reading a long topic after every turn.
 RECENT_MESSAGES = 600
-_PATH_KEYS = ("path", "paths", "file", "files", "filename", "file_path", "filepath", "target")
-_PATH_KEYS += ("source", "destination", "src", "dst", "directory", "dir")
+_PATH_KEYS: tuple[str, ...] = ("path", "paths", "file", "files", "filename", "file_path")
+_PATH_KEYS += ("filepath", "target", "source", "destination", "src", "dst", "directory", "dir")
 
 
 def split_turns(messages: Sequence[Message]) -> list[list[Message]]:
@@ -117,7 +117,7 @@ def _paths_in_arguments(arguments: str) -> list[str]:
     return found
 
 
-def _looks_like_path(value: object) -> bool:
+def _looks_like_path(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and 0 < len(value.strip()) <= 260 and "\n" not in value
 
 
@@ -141,6 +141,6 @@ def new_pairs(messages: Sequence[Message], start_id: int) -> list[TurnPair]:
 
 def record_pairs(store: Store, records: ContextRecords, topic_id: str, now: float) -> int:
     """Record the topic's finished turns not yet in L2 or L3; return how many were written."""
-    messages = store.messages.list(topic_id, limit=RECENT_MESSAGES)
+    messages = store.messages.of_topic(topic_id, limit=RECENT_MESSAGES)
     pairs = new_pairs(messages, records.record_start(topic_id))
     return records.save_pairs(topic_id, pairs, now) if pairs else 0

@@ -72,8 +72,10 @@ class PromptParts:
 
 def profile_for(setting: str, max_context_tokens: int) -> Profile:
     """The prompt profile for ``agent.prompt`` (auto | compact | full) and the window."""
-    if setting in ("compact", "full"):
-        return setting  # type: ignore[return-value]
+    if setting == "compact":
+        return "compact"
+    if setting == "full":
+        return "full"
     return "compact" if 0 < max_context_tokens <= COMPACT_WINDOW else "full"
 
 

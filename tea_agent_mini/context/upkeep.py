@@ -123,5 +123,5 @@ class TurnUpkeep:
         last = await asyncio.to_thread(self.store.state.get, UPKEEP_SCOPE, key, 0.0)
         if now - float(last or 0.0) < every:
             return False
-        await asyncio.to_thread(self.store.state.set, UPKEEP_SCOPE, key, now)
+        await asyncio.to_thread(self.store.state.put, UPKEEP_SCOPE, key, now)
         return True

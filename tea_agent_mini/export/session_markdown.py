@@ -100,7 +100,7 @@ def session_to_markdown(store: Store, topic_id: str, mode: str = "latest") -> st
     topic = store.topics.get(topic_id)
     if topic is None:
         raise UnknownSession(f"no session with id {topic_id!r}")
-    exchanges = group_exchanges(store.messages.list(topic_id))
+    exchanges = group_exchanges(store.messages.of_topic(topic_id))
     if mode == "latest":
         exchanges = _latest(exchanges)
     created = datetime.fromtimestamp(topic.created_at, timezone.utc).strftime("%Y-%m-%d %H:%M")

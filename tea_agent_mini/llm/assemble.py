@@ -190,13 +190,14 @@ def completion_from_response(data: dict[str, Any]) -> Completion:
             if call.name:
                 calls.append(call)
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    model = data.get("model")
     return Completion(
         content=content if isinstance(content, str) else "",
         reasoning=reasoning if isinstance(reasoning, str) else "",
         tool_calls=tuple(calls),
         finish_reason=str(finish) if finish else None,
         usage=with_cached(Usage.from_openai(data.get("usage")), cached_from_timings(data)),
-        model=data.get("model") if isinstance(data.get("model"), str) else "",
+        model=model if isinstance(model, str) else "",
     )
 
 

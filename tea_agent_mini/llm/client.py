@@ -11,7 +11,7 @@ import codecs
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -197,7 +197,9 @@ class OpenAIChatClient:
 
     # -- one streamed attempt --------------------------------------------------------------------
 
-    async def _stream_attempt(self, body: dict[str, Any]) -> AsyncIterator[_Delta | Completion]:
+    async def _stream_attempt(
+        self, body: dict[str, Any]
+    ) -> AsyncGenerator[_Delta | Completion, None]:
         import httpx
 
         assembler = StreamAssembler()

@@ -155,7 +155,8 @@ class McpClient:
                 f"{self.transport.description}: the server speaks MCP {version!r}; this client "
                 f"speaks {', '.join(SUPPORTED_VERSIONS)}"
             )
-        server = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
+        info = result.get("serverInfo")
+        server = info if isinstance(info, dict) else {}
         capabilities = result.get("capabilities")
         self.server_info = ServerInfo(
             name=str(server.get("name", "")),
@@ -228,7 +229,8 @@ class McpClient:
         """Call a tool. A tool that fails comes back with ``is_error``; nothing is raised for it."""
         params = {"name": name, "arguments": arguments or {}}
         result = await self.request("tools/call", params, timeout=timeout)
-        content = result.get("content") if isinstance(result.get("content"), list) else []
+        parts = result.get("content")
+        content = parts if isinstance(parts, list) else []
         structured = result.get("structuredContent")
         return CallResult(
             text=render_content(content, structured),
@@ -251,7 +253,7 @@ class McpClient:
         self, method: str, params: dict[str, Any] | None, timeout: float
     ) -> dict[str, Any]:
         self._check_open()
-        request_id = self._ids.next()
+        request_id = self._ids.next_id()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:

@@ -69,7 +69,7 @@ class IdCounter:
     def __init__(self, start: int = 1) -> None:
         self._counter = itertools.count(start)
 
-    def next(self) -> int:
+    def next_id(self) -> int:
         return next(self._counter)
 
 

@@ -32,7 +32,7 @@ from tea_agent_mini.mcp.loop import BackgroundLoop
 from tea_agent_mini.mcp.naming import build_specs
 from tea_agent_mini.mcp.servers import ServerConfig, load_servers
 from tea_agent_mini.redact import mask_text
-from tea_agent_mini.toolkit.registry import ToolSpec
+from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class McpManager:
             self._loop.run(self._start_all(selected), self.startup_timeout + 10)
         return self.status()
 
-    def register_into(self, toolkit: Any, *, wait: bool = True) -> None:
+    def register_into(self, toolkit: Toolkit, *, wait: bool = True) -> None:
         """Add every ready server's tools to ``toolkit``, and keep it in sync from now on.
 
         ``wait=False`` returns at once; each server's tools appear when it is ready.
@@ -215,7 +215,7 @@ class McpManager:
             if isinstance(result, BaseException) and not isinstance(result, McpError):
                 logger.error("MCP server %s: %r", record.config.name, result)
 
-    async def _sync_into(self, toolkit: Any) -> None:
+    async def _sync_into(self, toolkit: Toolkit) -> None:
         for record in self._servers.values():
             _sync(toolkit, record)
 
@@ -359,7 +359,7 @@ class McpManager:
         return timeout + self.startup_timeout + self._backoff(self.max_restarts) + 5
 
 
-def _sync(toolkit: Any, record: _Server) -> None:
+def _sync(toolkit: Toolkit, record: _Server) -> None:
     """Make ``toolkit`` hold exactly this server's current tools."""
     server = record.config.name
     wanted = {spec.name: spec for spec in record.specs}
@@ -377,7 +377,7 @@ def _sync(toolkit: Any, record: _Server) -> None:
                 logger.warning("MCP server %s: tool %s not added: %s", server, name, exc)
 
 
-def _unregister_ours(toolkit: Any, name: str, server: str) -> None:
+def _unregister_ours(toolkit: Toolkit, name: str, server: str) -> None:
     existing = toolkit.get(name)
     if existing is not None and existing.module == f"mcp:{server}":
         toolkit.unregister(name)

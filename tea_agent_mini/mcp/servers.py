@@ -147,7 +147,7 @@ def parse_server(name: str, raw: Any, where: str, env: Mapping[str, str]) -> Ser
         source=where,
     )
     shown = mask_url(raw_url) if url else " ".join([command, *mask_args(templates.args)])
-    secrets = _secrets(server, [raw_url, *templates.all()], env)
+    secrets = _secrets(server, [raw_url, *templates.strings()], env)
     return dataclasses.replace(server, shown=shown, secrets=secrets)
 
 
@@ -159,7 +159,7 @@ class _Templates:
     env: dict[str, str]
     headers: dict[str, str]
 
-    def all(self) -> list[str]:
+    def strings(self) -> list[str]:
         return [*self.args, *self.env.values(), *self.headers.values()]
 
 

@@ -83,7 +83,7 @@ async def adjust_priorities(
     llm: ChatModel, repo: MemoryRepository, now: float, *, max_changes: int = MAX_CHANGES
 ) -> list[PriorityChange]:
     """Let the model move up to ``max_changes`` memories by one priority level each."""
-    pool = [m for m in repo.list(limit=ADJUST_POOL, now=now) if not m.pinned]
+    pool = [m for m in repo.matching(limit=ADJUST_POOL, now=now) if not m.pinned]
     if not pool:
         return []
     listing = "\n".join(_describe(m, now) for m in pool)
@@ -138,7 +138,7 @@ async def reflect_memories(
     """Summarise each large enough category group into one CRITICAL memory (stored without a
     vector: the caller's next ``MemoryVectors.refresh`` embeds it)."""
     groups: dict[str, list[Memory]] = defaultdict(list)
-    for memory in repo.list(limit=None, now=now):
+    for memory in repo.matching(limit=None, now=now):
         if memory.priority == Priority.CRITICAL or {SUMMARY_TAG, REFLECTED_TAG} & set(memory.tags):
             continue
         groups[memory.category].append(memory)
@@ -171,7 +171,9 @@ async def _reflect_group(
     summary = _summary_text(completion.content)
     if not summary:
         return None
-    previous = [m.id for m in repo.list(category=category, tag=SUMMARY_TAG, limit=None, now=now)]
+    previous = [
+        m.id for m in repo.matching(category=category, tag=SUMMARY_TAG, limit=None, now=now)
+    ]
     repo.soft_delete(previous, now=now)
     tags = clean_tags([SUMMARY_TAG, *(tag for m in members for tag in m.tags)])
     memory = repo.add(

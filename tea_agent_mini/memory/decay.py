@@ -44,7 +44,7 @@ def decayed_priority(priority: int, age_seconds: float) -> Priority:
 def decay_memories(repo: MemoryRepository, now: float) -> DecayReport:
     """Demote aged memories and soft-delete expired ones; idempotent for a given ``now``."""
     report = DecayReport()
-    for memory in repo.list(limit=None, include_inactive=True, now=now):
+    for memory in repo.matching(limit=None, include_inactive=True, now=now):
         if memory.deleted_at is not None:
             continue
         if memory.expires_at is not None and memory.expires_at <= now:

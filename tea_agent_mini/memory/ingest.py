@@ -221,7 +221,7 @@ def _absorb(
 
 def enforce_critical_cap(repo: MemoryRepository, now: float, cap: int = CRITICAL_CAP) -> list[int]:
     """Soft-delete the oldest unpinned CRITICAL memories beyond ``cap``; return their ids."""
-    critical = repo.list(priority=Priority.CRITICAL, limit=None, now=now)
+    critical = repo.matching(priority=Priority.CRITICAL, limit=None, now=now)
     excess = len(critical) - cap
     if excess <= 0:
         return []

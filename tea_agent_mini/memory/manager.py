@@ -12,7 +12,6 @@ the built-in local one is used, so semantic search works with no endpoint config
 from __future__ import annotations
 
 import asyncio
-import builtins
 import dataclasses
 import time
 from collections.abc import Callable, Iterable
@@ -158,12 +157,12 @@ class MemoryManager:
     def get(self, memory_id: int) -> Memory | None:
         return self.repo.get(memory_id)
 
-    def list(self, **filters: Any) -> builtins.list[Memory]:
-        """Active memories (see ``MemoryRepository.list`` for the filters)."""
+    def matching(self, **filters: Any) -> list[Memory]:
+        """Active memories (see ``MemoryRepository.matching`` for the filters)."""
         filters.setdefault("now", self.clock())
-        return self.repo.list(**filters)
+        return self.repo.matching(**filters)
 
-    def search(self, query: str, limit: int = 10) -> builtins.list[tuple[Memory, float]]:
+    def search(self, query: str, limit: int = 10) -> list[tuple[Memory, float]]:
         """Hybrid search: keyword coverage and vector cosine blended, best first."""
         now = self.clock()
         self.vectors.refresh(now)
@@ -180,7 +179,7 @@ class MemoryManager:
 
     def semantic_search(
         self, query: str, limit: int = 10, min_score: float | None = None
-    ) -> builtins.list[tuple[Memory, float]]:
+    ) -> list[tuple[Memory, float]]:
         """Memories closest to ``query`` by vector cosine alone, best first."""
         now = self.clock()
         self.vectors.refresh(now)
@@ -189,7 +188,7 @@ class MemoryManager:
         by_id = self.repo.by_ids((i for _, i in hits), now)
         return [(by_id[i], score) for score, i in hits if i in by_id]
 
-    def select_for_turn(self, query: str) -> builtins.list[Memory]:
+    def select_for_turn(self, query: str) -> list[Memory]:
         """The memories to inject for a turn about ``query`` (see ``select.py``); marks them
         accessed."""
         now = self.clock()
@@ -230,7 +229,7 @@ class MemoryManager:
 
     async def extract_from_turn(
         self, user_text: str, answer_text: str, topic_id: str | None = None
-    ) -> builtins.list[IngestOutcome]:
+    ) -> list[IngestOutcome]:
         """Ask the cheap model what the turn taught and store it; [] without a cheap model."""
         if self.cheap_llm is None:
             return []
@@ -240,7 +239,7 @@ class MemoryManager:
             return []
         return await asyncio.to_thread(self.ingest, candidates, topic_id)
 
-    async def adjust_priorities(self) -> builtins.list[PriorityChange]:
+    async def adjust_priorities(self) -> list[PriorityChange]:
         """Let the cheap model move up to 3 memories by one priority level."""
         from .adjust import adjust_priorities
 
@@ -248,7 +247,7 @@ class MemoryManager:
             return []
         return await adjust_priorities(self.cheap_llm, self.repo, self.clock())
 
-    async def reflect(self) -> builtins.list[Reflection]:
+    async def reflect(self) -> list[Reflection]:
         """Summarise large category groups into CRITICAL summaries (see ``adjust.py``)."""
         from .adjust import reflect_memories
 
@@ -268,9 +267,7 @@ class MemoryManager:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _selection_pool(
-        self, relevant: Iterable[int], now: float, has_query: bool
-    ) -> builtins.list[Memory]:
+    def _selection_pool(self, relevant: Iterable[int], now: float, has_query: bool) -> list[Memory]:
         """Every memory selection could pick (see ``store/memory_pool.py``): the relevant ones,
         the newest CRITICAL ones and the newest of each (priority, importance) group, enough of
         them to fill the tier floors, or the whole selection when there is no query."""

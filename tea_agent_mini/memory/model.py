@@ -85,6 +85,7 @@ def parse_category(value: object, default: str = DEFAULT_CATEGORY) -> str:
 def clamp_importance(value: object, default: int = DEFAULT_IMPORTANCE) -> int:
     """An importance in 1..5; numbers out of range are clamped, anything else is ``default``."""
     try:
+        # any JSON value may come: float() refuses the wrong kinds with the TypeError caught here
         number = round(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
         return default

@@ -150,9 +150,11 @@ class CronExpr:
                 "cron expression needs 5 fields (minute hour day-of-month month day-of-week), "
                 f"got {len(parts)} in {expr!r}"
             )
-        values = [_parse_field(p, f, expr) for p, f in zip(parts, _FIELDS, strict=True)]
+        minutes, hours, days, months, weekdays = (
+            _parse_field(p, f, expr) for p, f in zip(parts, _FIELDS, strict=True)
+        )
         either = not parts[2].startswith("*") and not parts[4].startswith("*")
-        cron = cls(expr, *values, either_day=either)
+        cron = cls(expr, minutes, hours, days, months, weekdays, either_day=either)
         cron._check_feasible()
         return cron
 

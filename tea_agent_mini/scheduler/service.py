@@ -10,13 +10,12 @@ names are unique. Also here: :func:`start_scheduler` (the server calls it at sta
 from __future__ import annotations
 
 import asyncio
-import builtins
 import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import StoreError, ToolError
 from .cron import ScheduleError
@@ -25,11 +24,20 @@ from .runner import Clock, SchedulerRunner, SystemClock, moment, next_fire
 from .schedules import Schedule, parse_schedule
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..runtime import Runtime
     from ..store import Store
     from ..store.tasks import Task, TaskRun
 
-__all__ = ["Preview", "TaskService", "run_headless", "start_scheduler", "stop_scheduler"]
+__all__ = [
+    "Preview",
+    "TaskHost",
+    "TaskService",
+    "preview_schedule",
+    "run_headless",
+    "start_scheduler",
+    "stop_scheduler",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +61,24 @@ class Preview:
     times: list[datetime]
 
 
+class TaskHost(Protocol):
+    """What :class:`TaskService` needs of a runtime (``runtime.Runtime``, or a tool's
+    ``ToolContext.runtime``): its config, to run a task on a runtime of its own, and its
+    scheduler, when one was started (anything else counts as none)."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def scheduler(self) -> object: ...
+
+
 class TaskService:
     """Task CRUD on ``store``; ``runtime`` is needed only to run tasks (``run_now``). When the
     runtime has a started scheduler (``runtime.scheduler``), runs go through it."""
 
     def __init__(
-        self, store: Store, *, runtime: Runtime | None = None, clock: Clock | None = None
+        self, store: Store, *, runtime: TaskHost | None = None, clock: Clock | None = None
     ) -> None:
         self.store = store
         self.runtime = runtime
@@ -80,28 +100,19 @@ class TaskService:
             raise TaskNotFound(f"no task with id or name {str(ref)!r} (list shows the tasks)")
         return task
 
-    def list(self, query: str | None = None) -> builtins.list[Task]:
-        return self.store.tasks.list(query=query)
+    def matching(self, query: str | None = None) -> list[Task]:
+        return self.store.tasks.matching(query=query)
 
     def history(
         self, ref: int | str, limit: int = 10, before_id: int | None = None
-    ) -> builtins.list[TaskRun]:
+    ) -> list[TaskRun]:
         """The task's runs, newest first; ``before_id`` pages on to older ones."""
         task_id = self.get(ref).id
         return self.store.tasks.runs(task_id, max(1, min(int(limit), 201)), before_id)
 
     def preview(self, schedule: str, tz: str | None = None, count: int = 5) -> Preview:
-        """The next ``count`` fire times of ``schedule`` from now (nothing is saved).
-
-        Raises:
-            ScheduleError: the schedule is malformed or never fires again.
-        """
-        parsed = parse_schedule(_required(schedule, "schedule"), tz or None)
-        now = moment(self.clock.now())
-        times = parsed.next_times(now, max(1, min(int(count), MAX_PREVIEW)), anchor=now)
-        if not times:
-            raise ScheduleError(f"{parsed} never fires after now ({now:%Y-%m-%d %H:%M} UTC)")
-        return Preview(parsed, times)
+        """See :func:`preview_schedule`."""
+        return preview_schedule(schedule, tz, count, self.clock)
 
     # -- changing ----------------------------------------------------------------------------
 
@@ -283,6 +294,23 @@ class TaskService:
             await runtime.aclose()
 
 
+def preview_schedule(
+    schedule: str, tz: str | None = None, count: int = 5, clock: Clock | None = None
+) -> Preview:
+    """The next ``count`` fire times of ``schedule`` from now (nothing is saved; no store
+    needed).
+
+    Raises:
+        ScheduleError: the schedule is malformed or never fires again.
+    """
+    parsed = parse_schedule(_required(schedule, "schedule"), tz or None)
+    now = moment((clock or SystemClock()).now())
+    times = parsed.next_times(now, max(1, min(int(count), MAX_PREVIEW)), anchor=now)
+    if not times:
+        raise ScheduleError(f"{parsed} never fires after now ({now:%Y-%m-%d %H:%M} UTC)")
+    return Preview(parsed, times)
+
+
 async def start_scheduler(runtime: Runtime, clock: Clock | None = None) -> SchedulerRunner:
     """Start the runtime's scheduler on the running event loop (the server calls this at
     start-up; ``await stop_scheduler(runtime)`` at shutdown). It is kept as
@@ -312,7 +340,7 @@ async def run_headless(runtime: Runtime, on_ready: Callable[[int], None] | None 
     runs."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    handled: builtins.list[signal.Signals] = []
+    handled: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, stop.set)
@@ -322,7 +350,7 @@ async def run_headless(runtime: Runtime, on_ready: Callable[[int], None] | None 
     try:
         runner = await start_scheduler(runtime)
         if on_ready is not None:
-            enabled = await asyncio.to_thread(runner.store.tasks.list, enabled_only=True)
+            enabled = await asyncio.to_thread(runner.store.tasks.matching, enabled_only=True)
             on_ready(len(enabled))
         await stop.wait()
     finally:

@@ -9,7 +9,6 @@ int64, no NaN or infinity.
 
 from __future__ import annotations
 
-import builtins
 import json
 import math
 import re
@@ -178,7 +177,7 @@ class Fields:
             400, f"field '{self.prefix}{name}': expected {expected}, got {_kind(value)}"
         )
 
-    def str(
+    def text(
         self, name: str, default: Any = None, *, required: bool = False, max_length: int = 0
     ) -> Any:
         value = self._get(name, required, "a string")
@@ -192,7 +191,7 @@ class Fields:
             )
         return value
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def flag(self, name: str, default: bool = False) -> bool:
         value = self._get(name, False, "true or false")
         if value is _MISSING:
             return default
@@ -200,7 +199,7 @@ class Fields:
             raise self._wrong(name, "true or false", value)
         return value
 
-    def int(self, name: str, default: Any = None, *, minimum: int | None = None) -> Any:
+    def integer(self, name: str, default: Any = None, *, minimum: int | None = None) -> Any:
         value = self._get(name, False, "an integer")
         if value is _MISSING:
             return default
@@ -222,7 +221,7 @@ class Fields:
             )
         return float(value)
 
-    def list(self, name: str, *, required: bool = False) -> builtins.list[Any]:
+    def array(self, name: str, *, required: bool = False) -> list[Any]:
         value = self._get(name, required, "an array")
         if value is _MISSING:
             return []
@@ -230,8 +229,8 @@ class Fields:
             raise self._wrong(name, "an array", value)
         return value
 
-    def str_list(self, name: str, *, max_items: int = 100) -> builtins.list[str]:
-        items = self.list(name)
+    def str_list(self, name: str, *, max_items: int = 100) -> list[str]:
+        items = self.array(name)
         if len(items) > max_items:
             raise ApiError(400, f"field '{self.prefix}{name}' has more than {max_items} items")
         for item in items:
@@ -239,7 +238,7 @@ class Fields:
                 raise self._wrong(name, "an array of strings", item)
         return items
 
-    def object(self, name: str, *, required: bool = False) -> Fields:
+    def nested(self, name: str, *, required: bool = False) -> Fields:
         value = self._get(name, required, "an object")
         if value is _MISSING:
             return Fields({}, f"{self.prefix}{name}.")

@@ -64,19 +64,19 @@ def parse_chat_request(body: Fields) -> ChatRequest:
                 "answers with the final message; send the conversation without tools",
                 code="tools_not_supported",
             )
-    n = body.int("n", 1, minimum=1)
+    n = body.integer("n", 1, minimum=1)
     if n != 1:
         raise ApiError(400, "field 'n': only one choice per request is supported")
-    messages = [_message(item, i) for i, item in enumerate(body.list("messages", required=True))]
+    messages = [_message(item, i) for i, item in enumerate(body.array("messages", required=True))]
     if not messages:
         raise ApiError(400, "field 'messages' must not be empty")
     last = messages[-1]
     if last.role != "user" or not last.content:
         raise ApiError(400, "the last message must be a non-empty user message (the turn)")
     system = "\n\n".join(m.text for m in messages[:-1] if m.role in ("system", "developer"))
-    stream_options = body.object("stream_options")
-    session_id = body.str("session_id", max_length=64)
-    store = body.bool("store", True)
+    stream_options = body.nested("stream_options")
+    session_id = body.text("session_id", max_length=64)
+    store = body.flag("store", True)
     if session_id and not store:
         raise ApiError(
             400,
@@ -84,14 +84,14 @@ def parse_chat_request(body: Fields) -> ChatRequest:
             "(drop session_id / previous_response_id)",
         )
     return ChatRequest(
-        model=body.str("model", "", max_length=200),
+        model=body.text("model", "", max_length=200),
         turn=last.content,
         history=[m for m in messages[:-1] if m.role in ("user", "assistant")],
         system=system or None,
-        stream=body.bool("stream"),
-        include_usage=stream_options.bool("include_usage"),
+        stream=body.flag("stream"),
+        include_usage=stream_options.flag("include_usage"),
         session_id=session_id,
-        profile=body.str("profile", max_length=64),
+        profile=body.text("profile", max_length=64),
         options=chat_options(body),
         store=store,
     )
@@ -102,7 +102,7 @@ def _message(item: Any, index: int) -> Message:
     if not isinstance(item, dict):
         raise ApiError(400, f"{where}: expected an object with 'role' and 'content'")
     fields = Fields(item, f"{where}.")
-    role = fields.str("role", required=True)
+    role = fields.text("role", required=True)
     if role in ("tool", "function") or item.get("tool_calls") or item.get("function_call"):
         raise ApiError(
             400,

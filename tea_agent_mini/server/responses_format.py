@@ -70,9 +70,9 @@ def parse_responses_request(body: Fields) -> ResponsesRequest:
                 "answers in the same request; continue with previous_response_id",
                 code="tools_not_supported" if key == "tools" else "unsupported_parameter",
             )
-    instructions = body.str("instructions")
-    previous = body.str("previous_response_id", max_length=200)
-    session_id = body.str("session_id", max_length=64)
+    instructions = body.text("instructions")
+    previous = body.text("previous_response_id", max_length=200)
+    session_id = body.text("session_id", max_length=64)
     if previous:
         session_id = session_of(previous)
     messages = _input_messages(body)
@@ -81,16 +81,16 @@ def parse_responses_request(body: Fields) -> ResponsesRequest:
     chat = parse_chat_request(
         Fields(
             {
-                "model": body.str("model", "", max_length=200),
+                "model": body.text("model", "", max_length=200),
                 "messages": messages,
-                "stream": body.bool("stream"),
+                "stream": body.flag("stream"),
                 "session_id": session_id,
-                "profile": body.str("profile", max_length=64),
-                "store": body.bool("store", True),
+                "profile": body.text("profile", max_length=64),
+                "store": body.flag("store", True),
             }
         )
     )
-    metadata = body.object("metadata").data
+    metadata = body.nested("metadata").data
     return ResponsesRequest(
         replace(chat, options=responses_options(body)), instructions, previous, metadata
     )

@@ -31,17 +31,17 @@ def chat_options(body: Fields) -> CallOptions:
     if body.raw("logprobs") or body.raw("top_logprobs") is not None:
         raise _no_logprobs("logprobs" if body.raw("logprobs") else "top_logprobs")
     _check_tool_choice(body)
-    limit = body.int("max_completion_tokens", minimum=1)
+    limit = body.integer("max_completion_tokens", minimum=1)
     if limit is None:
-        limit = body.int("max_tokens", minimum=1)
+        limit = body.integer("max_tokens", minimum=1)
     return CallOptions(
         **_common(body),
         max_tokens=limit,
         stop=_stop(body),
-        seed=body.int("seed"),
+        seed=body.integer("seed"),
         presence_penalty=body.number("presence_penalty", minimum=-2, maximum=2),
         frequency_penalty=body.number("frequency_penalty", minimum=-2, maximum=2),
-        response_format=_chat_format(body.object("response_format")),
+        response_format=_chat_format(body.nested("response_format")),
     )
 
 
@@ -54,10 +54,10 @@ def responses_options(body: Fields) -> CallOptions:
     if body.raw("top_logprobs") is not None:
         raise _no_logprobs("top_logprobs")
     _check_tool_choice(body)
-    text_format = body.object("text").object("format")
+    text_format = body.nested("text").nested("format")
     return CallOptions(
         **_common(body),
-        max_tokens=body.int("max_output_tokens", minimum=1),
+        max_tokens=body.integer("max_output_tokens", minimum=1),
         response_format=_responses_format(text_format),
     )
 
@@ -105,7 +105,7 @@ def _stop(body: Fields) -> tuple[str, ...]:
 def _format_type(fields: Fields) -> str | None:
     if not fields.data:
         return None
-    kind = fields.str("type", required=True)
+    kind = fields.text("type", required=True)
     if kind not in FORMAT_TYPES:
         raise ApiError(
             400, f"field '{fields.prefix}type': expected one of {', '.join(FORMAT_TYPES)}"
@@ -117,7 +117,7 @@ def _chat_format(fields: Fields) -> dict[str, Any] | None:
     kind = _format_type(fields)
     if kind != "json_schema":
         return {"type": kind} if kind else None
-    return {"type": kind, "json_schema": _schema_spec(fields.object("json_schema", required=True))}
+    return {"type": kind, "json_schema": _schema_spec(fields.nested("json_schema", required=True))}
 
 
 def _responses_format(fields: Fields) -> dict[str, Any] | None:
@@ -130,13 +130,13 @@ def _responses_format(fields: Fields) -> dict[str, Any] | None:
 def _schema_spec(fields: Fields) -> dict[str, Any]:
     """``{name, schema, strict, description}`` of a JSON-schema format, as chat completions
     take it."""
-    spec: dict[str, Any] = {"name": fields.str("name", required=True, max_length=64)}
-    schema = fields.object("schema")
+    spec: dict[str, Any] = {"name": fields.text("name", required=True, max_length=64)}
+    schema = fields.nested("schema")
     if schema.data:
         spec["schema"] = schema.data
     if "strict" in fields:
-        spec["strict"] = fields.bool("strict")
-    description = fields.str("description", max_length=2000)
+        spec["strict"] = fields.flag("strict")
+    description = fields.text("description", max_length=2000)
     if description:
         spec["description"] = description
     return spec

@@ -73,7 +73,7 @@ def configure(home: Path, secrets: Iterable[str]) -> Path:
         path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter(FORMAT))
-    handler.tea_server_log = True  # type: ignore[attr-defined]
+    handler.tea_server_log = True  # type: ignore[attr-defined]  # a mark: replaced on the next call
     root.addHandler(handler)
     if not root.handlers[:-1]:  # nobody set up stderr (serve() called from Python)
         stream = logging.StreamHandler()

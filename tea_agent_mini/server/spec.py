@@ -73,7 +73,7 @@ def endpoint(
     )
 
     def attach(func: F) -> F:
-        func.endpoint_spec = spec  # type: ignore[attr-defined]
+        func.endpoint_spec = spec  # type: ignore[attr-defined]  # a function takes attributes
         return func
 
     return attach

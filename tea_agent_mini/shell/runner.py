@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.shell import orphans, proctree
@@ -117,7 +117,7 @@ def run_command(
 def _spawn(
     command: str, cwd: str | os.PathLike[str], env: dict[str, str], prefix: Sequence[str] = ()
 ) -> subprocess.Popen:
-    common = {
+    common: dict[str, Any] = {
         "stdin": subprocess.DEVNULL,
         "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT,

@@ -40,12 +40,12 @@ class SkillFormatError(ConfigError):
 class Resource(Protocol):
     """The part of ``importlib.resources.abc.Traversable`` used here; ``pathlib.Path`` fits too."""
 
-    name: str
-
+    @property
+    def name(self) -> str: ...
     def iterdir(self) -> Iterator[Any]: ...
     def is_dir(self) -> bool: ...
     def is_file(self) -> bool: ...
-    def joinpath(self, *parts: str) -> Any: ...
+    def joinpath(self, child: str, /) -> Any: ...
     def read_bytes(self) -> bytes: ...
 
 
@@ -206,7 +206,8 @@ def parse_skill(text: str, *, folder_name: str | None = None) -> tuple[Skill, li
     if len(description) > MAX_DESCRIPTION:
         warnings.append(f"description is longer than {MAX_DESCRIPTION} characters")
     extra = {k: v for k, v in meta.items() if k not in _KNOWN_KEYS}
-    nested = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+    metadata = extra.get("metadata")
+    nested = metadata if isinstance(metadata, dict) else {}
     lists = {}
     for key in ("tags", "triggers"):
         value = meta.get(key, nested.get(key))

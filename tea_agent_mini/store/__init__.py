@@ -1,7 +1,7 @@
 """SQLite persistence: ``Store.open(path)`` returns one object whose attributes are repositories.
 
 For example ``store.topics.create("hello")``, ``store.messages.add(topic.id, message)``,
-``store.state.set("topic:" + topic.id, "todo", [...])``, and ``store.close()`` at shutdown.
+``store.state.put("topic:" + topic.id, "todo", [...])``, and ``store.close()`` at shutdown.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ never for access stamps or re-embedding, because decay and recency are measured 
 
 from __future__ import annotations
 
-import builtins
 import json
 import logging
 import threading
@@ -200,7 +199,7 @@ class MemoryRepository:
         )
         return memory_from_row(row) if row else None
 
-    def list(
+    def matching(
         self,
         *,
         limit: int | None = 100,
@@ -212,14 +211,14 @@ class MemoryRepository:
         include_inactive: bool = False,
         include_expired: bool = False,
         now: float | None = None,
-    ) -> builtins.list[Memory]:
+    ) -> list[Memory]:
         """Memories, strongest priority first, then most recently updated.
 
         Active ones only, unless ``include_expired`` (expired ones too) or ``include_inactive``
         (soft-deleted and expired ones too). ``limit=None`` returns every match.
         """
-        where: builtins.list[str] = [] if include_inactive else [_ACTIVE]
-        params: builtins.list[Any] = [] if include_inactive else [_now(now)]
+        where: list[str] = [] if include_inactive else [_ACTIVE]
+        params: list[Any] = [] if include_inactive else [_now(now)]
         if include_expired and not include_inactive:
             where, params = ["m.deleted_at IS NULL"], []
         if category is not None:
@@ -241,7 +240,7 @@ class MemoryRepository:
             params += [max(0, int(limit)), max(0, int(offset))]
         return [memory_from_row(row) for row in self._db.query(sql, params)]
 
-    def active(self, now: float | None = None) -> builtins.list[Memory]:
+    def active(self, now: float | None = None) -> list[Memory]:
         """Every active memory, in id order, from a snapshot kept between calls.
 
         The snapshot catches up by reading only the rows changed since (a commit by another
@@ -266,9 +265,7 @@ class MemoryRepository:
                 snapshot.writes = writes
             return snapshot.at(stamp)
 
-    def needing_embedding(
-        self, model: str, limit: int, now: float | None = None
-    ) -> builtins.list[Memory]:
+    def needing_embedding(self, model: str, limit: int, now: float | None = None) -> list[Memory]:
         """Active memories with no vector (first), or one made by a model other than ``model``.
 
         The ids come from the ``memories_codes`` index alone (a memory without a vector has the
@@ -295,7 +292,7 @@ class MemoryRepository:
         critical: int,
         per_group: int,
         groups: Sequence[tuple[int, int]],
-    ) -> builtins.list[Memory]:
+    ) -> list[Memory]:
         """What per-turn selection chooses from (see ``memory_pool.selection_pool``)."""
         return selection_pool(
             self._db, ids, _now(now), critical=critical, per_group=per_group, groups=groups
@@ -317,7 +314,7 @@ class MemoryRepository:
 
     def search_keyword(
         self, query: str, limit: int = 20, now: float | None = None
-    ) -> builtins.list[tuple[Memory, float]]:
+    ) -> list[tuple[Memory, float]]:
         """Active memories sharing keyword terms with ``query`` with their score, best first.
 
         The score is the share of the query's terms (words, CJK bigrams) found in the memory,

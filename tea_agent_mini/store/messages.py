@@ -6,7 +6,6 @@ the list is kept as JSON in ``parts`` and ``content`` holds only its text parts.
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
@@ -77,7 +76,7 @@ class MessageRepository:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
         return _message(row) if row else None
 
-    def list(
+    def of_topic(
         self,
         topic_id: str,
         limit: int | None = None,
@@ -108,7 +107,7 @@ class MessageRepository:
 
     def recent_turns(
         self, topic_id: str, turns: int, max_messages: int = WINDOW_MESSAGES
-    ) -> builtins.list[Message]:
+    ) -> list[Message]:
         """The messages of the topic's last ``turns`` user turns, in order, from the user message
         that opens the oldest of them (all of them when the topic has fewer turns).
 
@@ -145,9 +144,7 @@ class MessageRepository:
         row = self._db.query_one("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (topic_id,))
         return int(row[0]) if row else 0
 
-    def search(
-        self, query: str, limit: int = 20, topic_id: str | None = None
-    ) -> builtins.list[Message]:
+    def search(self, query: str, limit: int = 20, topic_id: str | None = None) -> list[Message]:
         """Messages whose text contains ``query``, newest first.
 
         Matching is a LIKE substring test: ``%`` and ``_`` match themselves, and case is ignored
@@ -175,7 +172,7 @@ class MessageRepository:
         return cursor.rowcount
 
 
-def _limit(limit: int | None) -> builtins.list[int]:
+def _limit(limit: int | None) -> list[int]:
     return [] if limit is None else [max(0, int(limit))]
 
 

@@ -32,7 +32,7 @@ class StateRepository:
         )
         return _decode(scope, key, row[0]) if row else default
 
-    def set(self, scope: str, key: str, value: Any) -> None:
+    def put(self, scope: str, key: str, value: Any) -> None:
         """Store ``value`` (replacing any earlier one).
 
         Raises:

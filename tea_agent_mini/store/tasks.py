@@ -9,7 +9,6 @@ passes ``now`` wherever the scheduler's (injectable) clock matters.
 
 from __future__ import annotations
 
-import builtins
 import logging
 import threading
 from collections.abc import Callable
@@ -185,10 +184,10 @@ class TaskRepository:
         row = self._db.query_one(_SELECT_TASKS + " WHERE t.name = ? COLLATE NOCASE", (name,))
         return _task(row) if row else None
 
-    def list(self, *, enabled_only: bool = False, query: str | None = None) -> builtins.list[Task]:
+    def matching(self, *, enabled_only: bool = False, query: str | None = None) -> list[Task]:
         """Tasks in id order; ``query`` matches name, command and prompt (case-insensitive)."""
-        where: builtins.list[str] = []
-        params: builtins.list[Any] = []
+        where: list[str] = []
+        params: list[Any] = []
         if enabled_only:
             where.append("t.enabled = 1")
         if query:
@@ -231,7 +230,7 @@ class TaskRepository:
             self._changed()
         return deleted
 
-    def scheduled(self) -> builtins.list[Task]:
+    def scheduled(self) -> list[Task]:
         """Enabled tasks that have a next fire time, soonest first (what a runner watches)."""
         rows = self._db.query(
             _SELECT_TASKS + " WHERE t.enabled = 1 AND t.next_run_at IS NOT NULL "
@@ -251,7 +250,7 @@ class TaskRepository:
         still marked running belong to a holder whose lease ran out: they are closed as failed.
         """
         condition = "id = ? AND lease_until < ?"
-        params: builtins.list[Any] = [owner, lease_until, int(task_id), now]
+        params: list[Any] = [owner, lease_until, int(task_id), now]
         if due_only:
             condition += " AND enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?"
             params.append(now)
@@ -282,7 +281,7 @@ class TaskRepository:
         disables the task (its schedule never fires again). False when the lease was not ours
         (it ran out and another process took it): nothing is changed then."""
         assignments = ["lease_owner = NULL", "lease_until = 0"]
-        params: builtins.list[Any] = []
+        params: list[Any] = []
         if last_run_at is not None:
             assignments.append("last_run_at = ?")
             params.append(last_run_at)
@@ -368,9 +367,7 @@ class TaskRepository:
         row = self._db.query_one("SELECT * FROM task_runs WHERE id = ?", (int(run_id),))
         return _run(row) if row else None
 
-    def runs(
-        self, task_id: int, limit: int = 20, before_id: int | None = None
-    ) -> builtins.list[TaskRun]:
+    def runs(self, task_id: int, limit: int = 20, before_id: int | None = None) -> list[TaskRun]:
         """The task's runs, newest first (older than the run ``before_id`` when given)."""
         rows = self._db.query(
             "SELECT * FROM task_runs WHERE task_id = ? AND id < ? ORDER BY id DESC LIMIT ?",

@@ -3,7 +3,6 @@ prompt."""
 
 from __future__ import annotations
 
-import builtins
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,7 +94,7 @@ class TopicRepository:
         pattern = like_pattern(prefix)[1:]  # anchored at the start: drop the leading %
         return [_topic(row) for row in self._db.query(sql, (pattern, max(0, int(limit))))]
 
-    def list(
+    def recent(
         self,
         limit: int = 50,
         offset: int = 0,
@@ -129,9 +128,9 @@ class TopicRepository:
             tx.execute("DELETE FROM state WHERE scope = ?", (topic_scope(topic_id),))
             return tx.execute("DELETE FROM topics WHERE id = ?", (topic_id,)).rowcount > 0
 
-    def delete_many(self, topic_ids: builtins.list[str]) -> builtins.list[str]:
+    def delete_many(self, topic_ids: list[str]) -> list[str]:
         """Delete several topics in one transaction; returns the ids that existed."""
-        deleted: builtins.list[str] = []
+        deleted: list[str] = []
         with self._db.transaction() as tx:
             for topic_id in dict.fromkeys(topic_ids):
                 tx.execute("DELETE FROM state WHERE scope = ?", (topic_scope(topic_id),))
@@ -140,7 +139,7 @@ class TopicRepository:
         return deleted
 
     def touch(self, topic_id: str) -> bool:
-        """Mark the topic as just used, moving it to the top of :meth:`list`."""
+        """Mark the topic as just used, moving it to the top of :meth:`recent`."""
         return self._update(topic_id, "updated_at = ?", self._db.now())
 
     def add_usage(self, topic_id: str, prompt: int, completion: int) -> bool:
@@ -156,7 +155,7 @@ class TopicRepository:
         return self._update(topic_id, "system_prompt = ?", text)
 
     def set_archived(self, topic_id: str, archived: bool = True) -> bool:
-        """Hide the topic from :meth:`list` (unless ``include_archived``) without deleting it."""
+        """Hide the topic from :meth:`recent` (unless ``include_archived``) without deleting it."""
         return self._update(topic_id, "archived = ?", int(bool(archived)))
 
     def _update(self, topic_id: str, assignment: str, value: Any) -> bool:

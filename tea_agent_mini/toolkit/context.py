@@ -9,12 +9,18 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from tea_agent_mini.config import ToolsConfig
+from tea_agent_mini.config import Config, ToolsConfig
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
 from tea_agent_mini.shell.sandbox import Sandbox
 from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
+
+if TYPE_CHECKING:
+    from tea_agent_mini.memory.manager import MemoryManager
+    from tea_agent_mini.store import Store
+    from tea_agent_mini.toolkit.registry import Toolkit
+
 
 APPROVAL_POLICIES = ("auto", "ask", "never")
 # Directories a listing shows but does not descend into (toolkit_file, toolkit_glob/grep, the
@@ -23,6 +29,24 @@ SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", "venv", ".venv", ".tox", ".mypy_cache"}
     | {".pytest_cache", ".ruff_cache"}
 )
+
+
+class ToolRuntime(Protocol):
+    """What tools reach of the runtime that built their context (``runtime.Runtime``), read
+    when used: a profile switch replaces the config, ``toolkit_config`` changes it in place,
+    the memory manager is built on first use and the scheduler when it starts."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def memory(self) -> MemoryManager: ...
+
+    @property
+    def scheduler(self) -> object:
+        """The started ``scheduler.runner.SchedulerRunner``, or None. Typed ``object`` here:
+        the scheduler lies above the toolkit, and ``TaskService`` checks what it gets."""
+        ...
 
 
 @dataclass
@@ -38,7 +62,7 @@ class ToolContext:
     home: Path
     allow_outside_workspace: bool = False
     allow_private_fetch: bool = False  # toolkit_web_fetch may reach loopback/private addresses
-    store: Any = None
+    store: Store | None = None
     topic_id: str | None = None
     approval: str = "auto"
     approve: ApprovalCallback | None = None
@@ -46,11 +70,13 @@ class ToolContext:
     sandbox: Sandbox = field(default_factory=Sandbox)  # how toolkit_exec confines commands
     # the config's tools: section (endpoints of toolkit_search and toolkit_weather_my)
     tools_config: ToolsConfig = field(default_factory=ToolsConfig)
-    # The Runtime that built this context: tools that need more than files and state (config,
-    # model clients, memory, MCP, the live toolkit) reach them through it. None in bare tests.
-    runtime: Any = None
-    toolkit: Any = field(default=None, repr=False)  # the live Toolkit (self-made tools join it)
-    mcp: Any = field(default=None, repr=False)  # the McpManager, when MCP servers are configured
+    # The Runtime that built this context: the config, the memory manager and the scheduler
+    # for the tools that need them. None in bare tests.
+    runtime: ToolRuntime | None = None
+    toolkit: Toolkit | None = field(default=None, repr=False)  # the live one (self-made tools join)
+    # The McpManager, when MCP servers are configured. Typed ``object``: mcp/ lies above the
+    # toolkit; the MCP tool (tools/mcp.py) checks what it gets.
+    mcp: object = field(default=None, repr=False)
     # Asks the user a question: (question, choices or None, timeout seconds, default) -> answer,
     # or None when nobody answered in time. Set by the front end (CLI prompt, web UI dialog).
     ask_user: AskUserCallback | None = None
@@ -73,7 +99,7 @@ class ToolContext:
             )
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryManager | None:
         """The runtime's MemoryManager (shared embedder and vector index), if there is one."""
         return self.runtime.memory if self.runtime is not None else None
 
@@ -122,7 +148,7 @@ class ToolContext:
         if self.store is None:
             self._memory_state[(self._scope, key)] = value
         else:
-            self.store.state.set(self._scope, key, value)
+            self.store.state.put(self._scope, key, value)
 
 
 def is_within(path: Path, directory: Path) -> bool:

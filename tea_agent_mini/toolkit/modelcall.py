@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tea_agent_mini.errors import ConfigError, LLMError, ToolError
 from tea_agent_mini.redact import mask_url
-from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.context import ToolContext, ToolRuntime
 
 if TYPE_CHECKING:
     from tea_agent_mini.config import ModelConfig
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def require_runtime(ctx: ToolContext) -> Any:
+def require_runtime(ctx: ToolContext) -> ToolRuntime:
     if ctx.runtime is None:
         raise ToolError(
             "this tool needs the agent runtime (configuration and models), which is not "

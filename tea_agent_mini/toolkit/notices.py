@@ -12,10 +12,13 @@ import datetime as dt
 import shutil
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
+
+if TYPE_CHECKING:
+    from tea_agent_mini.store import Store
 
 URGENCIES = ("low", "normal", "critical")
 NOTICES_KEY = "notices"
@@ -99,7 +102,7 @@ def store_notice(ctx: ToolContext, title: str, message: str, urgency: str) -> No
     ctx.state_set(NOTICES_KEY, notices[-MAX_NOTICES:])
 
 
-def recent_notices(store: Any, limit: int = MAX_NOTICES) -> list[dict[str, Any]]:
+def recent_notices(store: Store, limit: int = MAX_NOTICES) -> list[dict[str, Any]]:
     """The newest stored notices of every topic, newest first; each carries ``topic_id``
     (None for notices stored outside any topic, e.g. by a task that has no session yet)."""
     from tea_agent_mini.store.state import TOPIC_PREFIX

@@ -103,7 +103,7 @@ def tool(
     actions = frozenset(mutating_actions) if mutating_actions is not None else None
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        func.tool_spec = ToolSpec(  # type: ignore[attr-defined]
+        func.tool_spec = ToolSpec(  # type: ignore[attr-defined]  # a function takes attributes
             name=name,
             description=description,
             parameters=parameters,

@@ -147,7 +147,7 @@ def enable_tools(store: Store, topic_id: str, names: Sequence[str]) -> list[str]
     current = topic_tools(store, topic_id)
     updated = with_tools(current, names)
     if updated != current:
-        store.state.set(topic_scope(topic_id), STATE_KEY, updated)
+        store.state.put(topic_scope(topic_id), STATE_KEY, updated)
     return updated
 
 

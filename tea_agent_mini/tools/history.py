@@ -4,25 +4,28 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.types import Message
 
+if TYPE_CHECKING:
+    from tea_agent_mini.store import Store, Topic
+
 SNIPPET = 200
 MAX_LIMIT = 50
 WORD_SCAN = 500  # candidates read when matching the words of a query separately
 
 
-def require_store(ctx: ToolContext) -> Any:
+def require_store(ctx: ToolContext) -> Store:
     if ctx.store is None:
         raise ToolError("this tool needs the conversation store, which is not available here")
     return ctx.store
 
 
-def require_topic(ctx: ToolContext, topic_id: str | None = None) -> Any:
+def require_topic(ctx: ToolContext, topic_id: str | None = None) -> Topic:
     """The topic ``topic_id`` (default: this conversation's), or a ToolError saying why not."""
     store = require_store(ctx)
     wanted = topic_id or ctx.topic_id
@@ -83,7 +86,7 @@ def toolkit_query_chat_history(
     return "\n".join(lines)
 
 
-def find_messages(store: Any, query: str, limit: int, topic_id: str | None) -> list[Message]:
+def find_messages(store: Store, query: str, limit: int, topic_id: str | None) -> list[Message]:
     """Messages containing the phrase; failing that, messages containing every word of it."""
     found = store.messages.search(query, limit=limit, topic_id=topic_id)
     words = query.casefold().split()
@@ -141,7 +144,7 @@ def toolkit_dump_topic(
     if format not in ("markdown", "json"):
         raise ToolError("format must be 'markdown' or 'json'")
     topic = require_topic(ctx, topic_id)
-    messages = ctx.store.messages.list(topic.id)
+    messages = require_store(ctx).messages.of_topic(topic.id)
     if not include_tools:
         messages = [
             m for m in messages if m.role != "tool" and (m.text.strip() or m.role == "user")

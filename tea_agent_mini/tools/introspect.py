@@ -8,15 +8,18 @@ import shutil
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec, tool
 from tea_agent_mini.tools.settings import models_overview
 
+if TYPE_CHECKING:
+    from tea_agent_mini.store import Store
+
 
 def _toolkit(ctx: ToolContext) -> Toolkit:
-    return ctx.runtime.toolkit if ctx.runtime is not None else Toolkit.load()
+    return ctx.toolkit if ctx.toolkit is not None else Toolkit.load()
 
 
 def _first_sentence(text: str) -> str:
@@ -134,12 +137,12 @@ def process_uptime() -> float | None:
         return None
 
 
-def store_report(store: Any) -> dict[str, Any]:
+def store_report(store: Store | None) -> dict[str, Any]:
     if store is None:
         return {}
     path = Path(store.path)
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.is_file())
-    topics = store.topics.list(limit=1_000_000, include_archived=True)
+    topics = store.topics.recent(limit=1_000_000, include_archived=True)
     return {
         "database": str(path),
         "database_bytes": size,

@@ -186,6 +186,7 @@ def _deliver(settings: SmtpSettings, message: Any, envelope: list[str]) -> dict[
 
     target = f"{settings.host}:{settings.port}"
     context = ssl.create_default_context()
+    client: smtplib.SMTP
     try:
         if settings.ssl:
             client = smtplib.SMTP_SSL(

@@ -66,8 +66,10 @@ def toolkit_mcp(ctx: ToolContext, action: str, server: str | None = None) -> str
 
 def manager_of(ctx: ToolContext) -> McpManager:
     """The MCP manager the runtime put in the context; a ToolError when there is none."""
-    manager: McpManager | None = ctx.mcp
-    if manager is None:
+    from tea_agent_mini.mcp.manager import McpManager  # loaded already when there is one
+
+    manager = ctx.mcp
+    if not isinstance(manager, McpManager):
         raise ToolError(
             "MCP is not set up in this session: no servers are configured (add them to "
             "mcp_servers.json in the tea_agent home or under mcp_servers: in config.yaml)"

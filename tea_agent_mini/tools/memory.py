@@ -113,7 +113,7 @@ def toolkit_memory(
 
 def memory_manager(ctx: ToolContext) -> MemoryManager:
     """The runtime's manager when the context carries one, else one on ``ctx.store``."""
-    shared = getattr(ctx, "memory", None)
+    shared = ctx.memory
     if shared is not None:
         return shared
     if ctx.store is None:
@@ -179,7 +179,7 @@ def _list(
     tag = tags if isinstance(tags, str) else (tags[0] if tags else None)
     if tag:
         filters["tag"] = tag
-    memories = manager.list(**filters)
+    memories = manager.matching(**filters)
     if not memories:
         return "No memories" + (" match those filters." if len(filters) > 1 else " yet.")
     total = manager.stats().active

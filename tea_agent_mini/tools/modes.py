@@ -36,5 +36,5 @@ def toolkit_mode(ctx: ToolContext, mode: str | None = None) -> str:
     ctx.state_set(STATE_KEY, None if chosen.name == DEFAULT_MODE else chosen.name)
     if chosen.name == DEFAULT_MODE:
         return "Back to the default mode (no special emphasis) from the next turn on."
-    tools = ctx.runtime.toolkit.names() if ctx.runtime is not None else None
+    tools = ctx.toolkit.names() if ctx.toolkit is not None else None
     return f"Mode set to {chosen.name} from the next turn on.\n\n{render_section(chosen, tools)}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.store.worklist import (
@@ -23,6 +23,9 @@ from tea_agent_mini.store.worklist import (
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools import todo
+
+if TYPE_CHECKING:
+    from tea_agent_mini.store import Store, Topic
 
 ACTIONS = ("create", "show", "update_step", "add_step", "complete", "clear")
 MAX_STEPS = 50
@@ -92,9 +95,9 @@ def toolkit_plan(
         save_plan(ctx, None)
         return "The plan was cleared."
     if action == "create":
-        plan = _create(ctx, goal, steps)
-        save_plan(ctx, plan)
-        return render_plan(plan)
+        created = _create(ctx, goal, steps)
+        save_plan(ctx, created)
+        return render_plan(created)
     plan = load_plan(ctx)
     if action == "show":
         return render_plan(plan)
@@ -192,14 +195,15 @@ def toolkit_task_resume(ctx: ToolContext) -> str:
     own = _unfinished_work(ctx)
     if own:
         return "Unfinished work in this conversation:\n\n" + own
-    if ctx.store is None:
+    store = ctx.store
+    if store is None:
         return "Nothing unfinished in this conversation (and no store to look further)."
-    for topic in ctx.store.topics.list(limit=RESUME_SCAN, include_archived=True):
+    for topic in store.topics.recent(limit=RESUME_SCAN, include_archived=True):
         if topic.id == ctx.topic_id:
             continue
         work = _unfinished_work(dataclasses.replace(ctx, topic_id=topic.id))
         if work:
-            return _describe_topic(ctx, topic) + "\n\n" + work
+            return _describe_topic(store, topic) + "\n\n" + work
     return "There is no unfinished plan or todo list in this or any recent conversation."
 
 
@@ -214,7 +218,7 @@ def _unfinished_work(ctx: ToolContext) -> str:
     return "\n\n".join(parts)
 
 
-def _describe_topic(ctx: ToolContext, topic: Any) -> str:
+def _describe_topic(store: Store, topic: Topic) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(topic.updated_at))
     title = topic.title or "(untitled)"
     lines = [
@@ -222,7 +226,7 @@ def _describe_topic(ctx: ToolContext, topic: Any) -> str:
         f"unfinished work is '{title}' (id {topic.id}, last active {when}).",
     ]
     last = next(
-        (m for m in reversed(ctx.store.messages.list(topic.id, limit=50)) if m.role == "user"),
+        (m for m in reversed(store.messages.of_topic(topic.id, limit=50)) if m.role == "user"),
         None,
     )
     if last is not None and last.text.strip():

@@ -7,12 +7,15 @@ server's scheduler, elsewhere on a short-lived runtime of its own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.scheduler.cron import ScheduleError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
+
+if TYPE_CHECKING:
+    from tea_agent_mini.scheduler.service import TaskService
 
 ACTIONS = ("list", "add", "update", "delete", "enable", "disable", "run_now", "history", "test")
 MUTATING = ("add", "update", "delete", "enable", "disable", "run_now")
@@ -133,14 +136,15 @@ def _dispatch(
     ctx: ToolContext, action: str, ref: int | str | None, fields: dict[str, Any], count: int | None
 ) -> str:
     from tea_agent_mini.scheduler import text
+    from tea_agent_mini.scheduler.service import preview_schedule
 
-    service = _service(ctx, needs_store=action != "test")
     if action == "test":
         return text.format_preview(
-            service.preview(fields["schedule"], fields["tz"], count or DEFAULT_COUNT)
+            preview_schedule(fields["schedule"], fields["tz"], count or DEFAULT_COUNT)
         )
+    service = _service(ctx)
     if action == "list":
-        tasks = service.list()
+        tasks = service.matching()
         if not tasks:
             return "No scheduled tasks."
         return f"{len(tasks)} task(s):\n" + "\n".join(text.format_task(t) for t in tasks)
@@ -170,10 +174,10 @@ def _dispatch(
     return f"Ran #{task.id} {task.name}:\n" + text.format_run(run, task.tz)
 
 
-def _service(ctx: ToolContext, needs_store: bool) -> Any:
+def _service(ctx: ToolContext) -> TaskService:
     from tea_agent_mini.scheduler.service import TaskService
 
-    if ctx.store is None and needs_store:
+    if ctx.store is None:
         raise ToolError("scheduled tasks need the store, which is not available here")
     return TaskService(ctx.store, runtime=ctx.runtime)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from tea_agent_mini.errors import ToolError
@@ -17,6 +17,9 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.modelcall import call_model, require_runtime
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools.history import require_store
+
+if TYPE_CHECKING:
+    from tea_agent_mini.config import Config, ModelConfig
 
 RUNTIME_SCOPE = "runtime"
 HISTORY_KEY = "config_history"
@@ -188,7 +191,7 @@ def _record(ctx: ToolContext, entry: dict[str, Any]) -> None:
     entry["at"] = time.time()
     history = ctx.store.state.get(RUNTIME_SCOPE, HISTORY_KEY) or []
     history = [*history, entry][-MAX_HISTORY:]
-    ctx.store.state.set(RUNTIME_SCOPE, HISTORY_KEY, history)
+    ctx.store.state.put(RUNTIME_SCOPE, HISTORY_KEY, history)
 
 
 def _history(ctx: ToolContext) -> str:
@@ -245,7 +248,7 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def model_summary(model: Any) -> dict[str, Any]:
+def model_summary(model: ModelConfig) -> dict[str, Any]:
     """A model's settings for display: no key, only whether one is set."""
     return {
         "model_name": model.model_name,
@@ -257,7 +260,7 @@ def model_summary(model: Any) -> dict[str, Any]:
     }
 
 
-def models_overview(config: Any) -> dict[str, Any]:
+def models_overview(config: Config) -> dict[str, Any]:
     cheap = config.cheap_model
     embedding = config.embedding
     return {
@@ -331,5 +334,5 @@ def toolkit_toggle_reasoning(ctx: ToolContext, show: bool | None = None) -> str:
     store = require_store(ctx)
     current = bool(store.state.get(RUNTIME_SCOPE, REASONING_KEY, False))
     new = (not current) if show is None else bool(show)
-    store.state.set(RUNTIME_SCOPE, REASONING_KEY, new)
+    store.state.put(RUNTIME_SCOPE, REASONING_KEY, new)
     return f"Reasoning display is now {'on' if new else 'off'} (was {'on' if current else 'off'})."

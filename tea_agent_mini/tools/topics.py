@@ -8,7 +8,7 @@ from tea_agent_mini.errors import ToolError
 from tea_agent_mini.store import topic_scope
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
-from tea_agent_mini.tools.history import require_topic
+from tea_agent_mini.tools.history import require_store, require_topic
 from tea_agent_mini.types import Message
 
 MAX_TITLE = 120
@@ -31,7 +31,7 @@ def toolkit_set_topic_title(ctx: ToolContext, title: str) -> str:
         raise ToolError("the title must not be empty")
     if len(title) > MAX_TITLE:
         title = title[: MAX_TITLE - 1].rstrip() + "…"
-    ctx.store.topics.rename(topic.id, title)
+    require_store(ctx).topics.rename(topic.id, title)
     return f"This conversation is now titled '{title}'."
 
 
@@ -62,7 +62,7 @@ def toolkit_topic_prompt(ctx: ToolContext, action: str, prompt: str | None = Non
             return "This conversation has no instructions of its own."
         return f"This conversation's instructions:\n{topic.system_prompt}"
     if action == "clear":
-        ctx.store.topics.set_system_prompt(topic.id, None)
+        require_store(ctx).topics.set_system_prompt(topic.id, None)
         return "Removed this conversation's instructions."
     if action != "set":
         raise ToolError(f"unknown action {action!r}; use get, set or clear")
@@ -71,7 +71,7 @@ def toolkit_topic_prompt(ctx: ToolContext, action: str, prompt: str | None = Non
         raise ToolError("set needs 'prompt' (use action 'clear' to remove the instructions)")
     if len(text) > MAX_PROMPT:
         raise ToolError(f"the instructions are too long (limit {MAX_PROMPT // 1024} KiB)")
-    ctx.store.topics.set_system_prompt(topic.id, text)
+    require_store(ctx).topics.set_system_prompt(topic.id, text)
     return "Saved. These instructions apply from the next turn on."
 
 
@@ -95,8 +95,8 @@ def toolkit_fork_session(
     ctx: ToolContext, title: str | None = None, up_to_message_id: int | None = None
 ) -> str:
     topic = require_topic(ctx)
-    store = ctx.store
-    messages = store.messages.list(topic.id)
+    store = require_store(ctx)
+    messages = store.messages.of_topic(topic.id)
     if up_to_message_id is not None:
         if not any(m.id == up_to_message_id for m in messages):
             raise ToolError(f"message {up_to_message_id} is not part of this conversation")
@@ -108,7 +108,7 @@ def toolkit_fork_session(
         if topic.system_prompt:
             store.topics.set_system_prompt(fork.id, topic.system_prompt)
         for key, value in store.state.items(topic_scope(topic.id)).items():
-            store.state.set(topic_scope(fork.id), key, value)
+            store.state.put(topic_scope(fork.id), key, value)
         for message in messages:
             store.messages.add(fork.id, dataclasses.replace(message, id=None, topic_id=None))
     return (

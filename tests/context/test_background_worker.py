@@ -131,7 +131,7 @@ def run_turns(texts, *, prepare=None, background_cap=None):
                 "title": runtime.store.topics.get(session.topic_id).title,
                 "pairs": records.pairs(session.topic_id),
                 "summary": records.summary(session.topic_id),
-                "memories": [m.content for m in runtime.memory.list()],
+                "memories": [m.content for m in runtime.memory.matching()],
                 "stats": runtime.background.stats,
             }
         finally:

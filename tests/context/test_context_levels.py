@@ -29,7 +29,7 @@ def store(tmp_path):
 
 def build(store, topic_id, **kwargs):
     pairs, summary = load_levels(store, topic_id)
-    history = store.messages.list(topic_id)
+    history = store.messages.of_topic(topic_id)
     return build_request(ContextInputs("SYSTEM", history, pairs=pairs, summary=summary, **kwargs))
 
 
@@ -48,7 +48,7 @@ def test_l1_holds_the_last_turns_and_older_ones_reach_l2(store):
     for i in range(15):
         add_turn(store, topic, f"question {i} about topic{i}", f"answer {i}")
     add_turn(store, topic, "question 15 about topic3", "unfinished")
-    store.messages.delete_after(topic, store.messages.list(topic)[-1].id, inclusive=True)
+    store.messages.delete_after(topic, store.messages.of_topic(topic)[-1].id, inclusive=True)
     assert record_pairs(store, ContextRecords(store.db), topic, now=1.0) == 15
     messages = build(store, topic)
     first_kept = 16 - RECENT_TURNS
@@ -116,7 +116,7 @@ def test_recorded_pairs_keep_answer_thinking_files_and_tools(store):
     # recording again adds nothing new; an edited message drops its pair with it
     assert record_pairs(store, records, topic, now=2.0) == 1  # the newest is re-recorded
     assert records.count(topic) == 1
-    first = store.messages.list(topic)[0]
+    first = store.messages.of_topic(topic)[0]
     store.messages.delete_after(topic, first.id, inclusive=True)
     assert records.count(topic) == 0
 
@@ -206,15 +206,15 @@ def test_unfinished_todo_and_plan_join_the_context_block(model_config):
             {"id": 1, "text": "write the parser", "status": "done"},
             {"id": 2, "text": "test the parser", "status": "in_progress"},
         ]
-        runtime.store.state.set(scope, "todo", {"items": items})
+        runtime.store.state.put(scope, "todo", {"items": items})
         plan = {"goal": "ship v2", "steps": [{"text": "tag the release", "status": "pending"}]}
-        runtime.store.state.set(scope, "plan", plan)
+        runtime.store.state.put(scope, "plan", plan)
         text = block()
         assert "Unfinished work" in text
         assert "test the parser" in text and "ship v2" in text and "tag the release" in text
         items[1]["status"] = "done"
-        runtime.store.state.set(scope, "todo", {"items": items})
-        runtime.store.state.set(scope, "plan", None)
+        runtime.store.state.put(scope, "todo", {"items": items})
+        runtime.store.state.put(scope, "plan", None)
         assert "Unfinished work" not in block()
     finally:
         asyncio.run(runtime.aclose())

@@ -30,7 +30,7 @@ def test_decay_runs_hourly_and_reflection_daily(tmp_path, scripted_server):
 
             clock[0] += 31 * DAY  # old enough for CRITICAL -> HIGH, and a day has passed
             assert await upkeep.maintain_memory() == ["decay", "reflect"]
-            assert memory.list()[0].priority == Priority.HIGH
+            assert memory.matching()[0].priority == Priority.HIGH
             assert len(scripted_server.requests) > first_day_requests
 
             clock[0] += DECAY_EVERY  # an hour later: decay only

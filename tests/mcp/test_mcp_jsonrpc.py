@@ -99,4 +99,4 @@ def test_an_error_without_a_usable_code_is_an_internal_error():
 
 def test_request_ids_increase_and_are_not_reused():
     ids = IdCounter()
-    assert [ids.next() for _ in range(3)] == [1, 2, 3]
+    assert [ids.next_id() for _ in range(3)] == [1, 2, 3]

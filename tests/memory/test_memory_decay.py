@@ -81,7 +81,7 @@ def test_expired_memories_are_retired(store):
     reminder = manager.add("Call the bank", category="reminder", expires_in_days=2).memory
     keep = manager.add("Lives in Lisbon").memory
     clock[0] = T0 + 3 * DAY
-    assert [m.id for m in manager.list()] == [keep.id]
+    assert [m.id for m in manager.matching()] == [keep.id]
     report = decay_memories(store.memories, clock[0])
     assert report.expired == [reminder.id]
     assert store.memories.get(reminder.id) is None

@@ -129,7 +129,7 @@ def test_extraction_end_to_end_with_the_scripted_model(tmp_path, scripted_server
         manager = MemoryManager(store, cheap_llm=llm, clock=lambda: NOW)
         outcomes = asyncio.run(run(manager))
         assert [o.action for o in outcomes] == ["added"] * 5
-        stored = {m.content: m for m in manager.list()}
+        stored = {m.content: m for m in manager.matching()}
         assert stored["Always answer in English"].priority == Priority.CRITICAL
         assert stored["Always answer in English"].source_topic == "topic-7"
         assert stored["Renew the passport"].expires_at == NOW + 30 * DAY
@@ -153,7 +153,7 @@ def test_a_failing_model_yields_no_memories(tmp_path, scripted_server):
     with Store.open(tmp_path / "chat.db") as store:
         manager = MemoryManager(store, cheap_llm=llm, clock=lambda: NOW)
         assert asyncio.run(run(manager)) == []
-        assert manager.list() == []
+        assert manager.matching() == []
 
 
 def test_no_cheap_model_no_extraction(tmp_path):

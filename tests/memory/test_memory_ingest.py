@@ -147,7 +147,7 @@ def test_critical_memories_are_capped_oldest_first(store):
     for n in range(CRITICAL_CAP + 2):
         clock[0] = T0 + n + 1
         rules.append(manager.add(f"rule {n} {'xyzw'[n % 4] * (n + 1)}", priority=0).memory)
-    live = {m.id for m in store.memories.list(priority=0, limit=None, now=clock[0])}
+    live = {m.id for m in store.memories.matching(priority=0, limit=None, now=clock[0])}
     assert len(live) == CRITICAL_CAP
     assert pinned.id in live
     assert rules[0].id not in live and rules[1].id not in live and rules[2].id not in live
@@ -184,7 +184,7 @@ NEAR_DUPLICATES = [
 def test_texts_with_different_facts_are_never_merged(manager, store, first, second):
     assert manager.add(first, category="fact").action == "added"
     assert manager.add(second, category="fact").action == "added"
-    contents = {m.content for m in store.memories.list(limit=None, now=T0)}
+    contents = {m.content for m in store.memories.matching(limit=None, now=T0)}
     assert contents == {first, second}
 
 
@@ -206,6 +206,6 @@ def test_a_batch_never_merges_different_facts_even_at_cosine_one(store):
     manager = MemoryManager(store, SameVector(), clock=lambda: T0)
     pairs = [*DISTINCT_FACTS[:2], NEAR_DUPLICATES[0]]
     for first, second in pairs:
-        store.memories.soft_delete([m.id for m in store.memories.list(limit=None, now=T0)], T0)
+        store.memories.soft_delete([m.id for m in store.memories.matching(limit=None, now=T0)], T0)
         outcomes = manager.ingest([Candidate(first), Candidate(second)])
         assert len(outcomes) == (1 if (first, second) in NEAR_DUPLICATES else 2)

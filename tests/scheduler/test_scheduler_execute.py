@@ -110,7 +110,7 @@ def test_a_prompt_task_runs_real_turns_in_its_own_session(model_config, scripted
         fresh = Runtime(load_config())  # what the UI would read later
         try:
             topic = fresh.store.topics.get(task.topic_id)
-            return topic, fresh.store.messages.list(task.topic_id)
+            return topic, fresh.store.messages.of_topic(task.topic_id)
         finally:
             await fresh.aclose()
 

@@ -42,7 +42,7 @@ def test_invalid_schedules_are_rejected_with_what_is_wrong(service, schedule, me
         service.add("job", schedule, command="echo hi", tz="UTC")
     assert isinstance(caught.value, (ScheduleError, TaskError))
     assert message in str(caught.value)
-    assert service.list() == []
+    assert service.matching() == []
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_a_finished_once_task_cannot_be_enabled_until_rescheduled(service, clock
 def test_delete_removes_the_task(service):
     task = service.add("job", "hourly:00", command="true")
     assert service.delete("job").id == task.id
-    assert service.list() == []
+    assert service.matching() == []
     with pytest.raises(TaskNotFound):
         service.delete(task.id)
 
@@ -163,7 +163,7 @@ def test_preview_lists_fire_times_without_saving(service):
         "2026-01-16T09:00:00+01:00",
     ]
     assert preview.schedule.describe() == "every Monday and Friday at 09:00 (Europe/Berlin)"
-    assert service.list() == []
+    assert service.matching() == []
     assert len(service.preview("interval:60", count=500).times) == 50  # capped
 
 

@@ -144,7 +144,7 @@ def test_an_unexpected_error_is_a_json_500_on_a_connection_that_stays_open(live,
     def broken(**kwargs: Any) -> Any:
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(live.runtime.store.topics, "list", broken)
+    monkeypatch.setattr(live.runtime.store.topics, "recent", broken)
     failed = http.get("/v1/sessions")
     assert failed.status_code == 500
     assert failed.json()["error"] == {

@@ -34,7 +34,7 @@ def test_non_streaming_answer_with_usage_and_reasoning(client, scripted_server, 
     assert completion.usage.prompt_tokens == 30 and completion.usage.completion_tokens == 3
     assert completion.model == "scripted-model" and completion.id.startswith("chatcmpl-")
     session_id = raw.headers["x-session-id"]
-    stored = live.runtime.store.messages.list(session_id)
+    stored = live.runtime.store.messages.of_topic(session_id)
     assert [m.role for m in stored] == ["user", "assistant"]
 
 
@@ -106,7 +106,7 @@ def test_history_and_system_prompt_are_imported_then_session_continues(
         model="m", messages=[user("and again?")], extra_body={"session_id": session_id}
     )
     assert again.headers["x-session-id"] == session_id
-    assert [m.role for m in live.runtime.store.messages.list(session_id)] == [
+    assert [m.role for m in live.runtime.store.messages.of_topic(session_id)] == [
         "user",
         "assistant",
         "user",

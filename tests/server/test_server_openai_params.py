@@ -118,7 +118,7 @@ def test_fields_that_cannot_be_honoured_are_refused(client, scripted_server, kwa
 
 
 def test_store_false_leaves_no_session(client, live, scripted_server):
-    before = live.runtime.store.topics.list(limit=100)
+    before = live.runtime.store.topics.recent(limit=100)
     raw = client.chat.completions.with_raw_response.create(
         model="m", messages=[user("forget me")], store=False
     )
@@ -128,7 +128,7 @@ def test_store_false_leaves_no_session(client, live, scripted_server):
     while live.runtime.store.topics.get(session_id) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert live.runtime.store.topics.get(session_id) is None
-    assert live.runtime.store.topics.list(limit=100) == before
+    assert live.runtime.store.topics.recent(limit=100) == before
 
 
 def test_chat_sessions_are_api_sessions_and_continue_with_session_id(client, live):
@@ -139,7 +139,7 @@ def test_chat_sessions_are_api_sessions_and_continue_with_session_id(client, liv
     )
     topic = live.runtime.store.topics.get(session_id)
     assert topic.source == "api" and topic.message_count == 4
-    assert [t.id for t in live.runtime.store.topics.list(sources=("api",))] == [session_id]
+    assert [t.id for t in live.runtime.store.topics.recent(sources=("api",))] == [session_id]
 
 
 def test_models_retrieve_main_and_profile(client, write_config, scripted_server):

@@ -135,7 +135,7 @@ def test_notices_page_by_offset(http, live):
         {"title": f"n{n}", "message": "m", "urgency": "normal", "time": f"2026-01-0{n + 1}T00:00"}
         for n in range(5)
     ]
-    store.state.set(topic_scope(topic), "notices", notices)
+    store.state.put(topic_scope(topic), "notices", notices)
     page = http.get("/v1/notices", params={"limit": 2}).json()
     assert [n["title"] for n in page["data"]] == ["n4", "n3"] and page["has_more"] is True
     page = http.get("/v1/notices", params={"limit": 2, "offset": 4}).json()

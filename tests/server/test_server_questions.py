@@ -157,7 +157,7 @@ def test_stored_notice_is_streamed_and_listed(http, live, scripted_server, no_de
     assert notice.data["message"] == "All green" and notice.data["urgency"] == "low"
     assert types_of(events).index("notice") < types_of(events).index("tool_result")
     # a notice stored by a scheduled run outside any session is listed too, newest first
-    live.runtime.store.state.set(
+    live.runtime.store.state.put(
         "topic:default",
         "notices",
         [{"title": "Task t: ok", "message": "done", "urgency": "normal", "time": "2000-01-01"}],

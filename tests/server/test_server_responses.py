@@ -90,7 +90,7 @@ def test_previous_response_id_continues_the_session(client, scripted_server, liv
         ],
     )
     assert second.output_text == "echo: what is my name?"
-    roles = [m.role for m in live.runtime.store.messages.list(session_id)]
+    roles = [m.role for m in live.runtime.store.messages.of_topic(session_id)]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
     sent = turn_requests(scripted_server)[-1]["messages"]
     assert any(m.get("content") == "my name is Ada" for m in sent)

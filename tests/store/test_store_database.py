@@ -50,7 +50,7 @@ def test_close_twice_and_use_after_close(tmp_path):
     store.close()
     store.close()
     with pytest.raises(StoreError, match="closed"):
-        store.topics.list()
+        store.topics.recent()
 
 
 def test_sqlite_errors_become_store_errors(store):
@@ -64,7 +64,7 @@ def test_transaction_commits(store):
     with store.transaction():
         a = store.topics.create("a")
         b = store.topics.create("b")
-    assert {t.id for t in store.topics.list()} == {a.id, b.id}
+    assert {t.id for t in store.topics.recent()} == {a.id, b.id}
 
 
 def test_transaction_rolls_back_on_error(store):
@@ -73,7 +73,7 @@ def test_transaction_rolls_back_on_error(store):
         store.topics.create("lost")
         store.topics.rename(kept.id, "renamed")
         raise RuntimeError("boom")
-    assert [t.title for t in store.topics.list()] == ["kept"]
+    assert [t.title for t in store.topics.recent()] == ["kept"]
 
 
 def test_nested_transaction_rolls_back_only_the_inner_block(store):
@@ -83,14 +83,14 @@ def test_nested_transaction_rolls_back_only_the_inner_block(store):
             store.topics.create("inner")
             raise RuntimeError("inner fails")
         store.topics.create("after")
-    assert sorted(t.title for t in store.topics.list()) == ["after", "outer"]
+    assert sorted(t.title for t in store.topics.recent()) == ["after", "outer"]
 
 
 def test_store_usable_after_failed_transaction(store):
     with pytest.raises(StoreError), store.transaction():
         store.db.execute("INSERT INTO nowhere VALUES (1)")
     store.topics.create("fine")
-    assert [t.title for t in store.topics.list()] == ["fine"]
+    assert [t.title for t in store.topics.recent()] == ["fine"]
 
 
 @pytest.mark.parametrize(

@@ -98,8 +98,8 @@ def test_soft_delete_hides_but_keeps_the_row(store):
     assert store.memories.get(memory.id) is None
     kept = store.memories.get(memory.id, include_deleted=True)
     assert kept is not None and kept.deleted_at == T0 + 5
-    assert store.memories.list(now=T0 + 6) == []
-    assert [m.id for m in store.memories.list(include_inactive=True)] == [memory.id]
+    assert store.memories.matching(now=T0 + 6) == []
+    assert [m.id for m in store.memories.matching(include_inactive=True)] == [memory.id]
     assert store.memories.update(memory.id, importance=5) is None
 
 
@@ -109,26 +109,29 @@ def test_list_orders_by_priority_then_newest_and_filters(store):
     high_old = add("high old", priority=1, category="preference", tags=["ui"], now=T0)
     high_new = add("high new", priority=1, category="preference", now=T0 + 1)
     crit = add("critical", priority=0, category="instruction", pinned=True, now=T0)
-    ids = [m.id for m in store.memories.list(now=T0 + 2)]
+    ids = [m.id for m in store.memories.matching(now=T0 + 2)]
     assert ids == [crit.id, high_new.id, high_old.id, low.id]
-    assert [m.id for m in store.memories.list(category="fact", now=T0)] == [low.id]
-    assert [m.id for m in store.memories.list(priority=1, now=T0 + 2)] == [high_new.id, high_old.id]
-    assert [m.id for m in store.memories.list(pinned=True, now=T0)] == [crit.id]
-    assert [m.id for m in store.memories.list(tag="UI", now=T0)] == [high_old.id]
-    assert len(store.memories.list(limit=2, offset=1, now=T0 + 2)) == 2
+    assert [m.id for m in store.memories.matching(category="fact", now=T0)] == [low.id]
+    assert [m.id for m in store.memories.matching(priority=1, now=T0 + 2)] == [
+        high_new.id,
+        high_old.id,
+    ]
+    assert [m.id for m in store.memories.matching(pinned=True, now=T0)] == [crit.id]
+    assert [m.id for m in store.memories.matching(tag="UI", now=T0)] == [high_old.id]
+    assert len(store.memories.matching(limit=2, offset=1, now=T0 + 2)) == 2
 
 
 def test_expired_memories_leave_the_active_set(store):
     soon = store.memories.add("dentist on friday", expires_at=T0 + DAY, now=T0)
     store.memories.add("lives in Berlin", now=T0)
-    assert {m.id for m in store.memories.list(now=T0)} >= {soon.id}
-    assert soon.id not in {m.id for m in store.memories.list(now=T0 + 2 * DAY)}
+    assert {m.id for m in store.memories.matching(now=T0)} >= {soon.id}
+    assert soon.id not in {m.id for m in store.memories.matching(now=T0 + 2 * DAY)}
     assert soon.id not in {m.id for m in store.memories.active(T0 + 2 * DAY)}
     assert soon.id in {m.id for m in store.memories.active(T0)}  # time may go back in tests
     assert store.memories.find_by_hash(soon.content_hash, now=T0 + 2 * DAY) is None
     gone = store.memories.add("forgotten", now=T0)
     store.memories.soft_delete(gone.id)
-    later = store.memories.list(include_expired=True, now=T0 + 2 * DAY)
+    later = store.memories.matching(include_expired=True, now=T0 + 2 * DAY)
     assert soon.id in {m.id for m in later} and gone.id not in {m.id for m in later}
 
 

@@ -60,7 +60,7 @@ def test_message_round_trips_exactly(store, topic_id, message):
     saved = store.messages.add(topic_id, message)
     assert saved.id is not None and saved.topic_id == topic_id and saved.created_at > 0
     assert message.id is None  # the caller's object is left alone
-    (loaded,) = store.messages.list(topic_id)
+    (loaded,) = store.messages.of_topic(topic_id)
     assert loaded == saved
     assert type(loaded.tool_calls) is tuple
     assert loaded.content == message.content
@@ -71,7 +71,7 @@ def test_message_round_trips_exactly(store, topic_id, message):
 def test_given_created_at_is_kept(store, topic_id):
     saved = store.messages.add(topic_id, Message(role="user", content="old", created_at=123.5))
     assert saved.created_at == 123.5
-    assert store.messages.list(topic_id)[0].created_at == 123.5
+    assert store.messages.of_topic(topic_id)[0].created_at == 123.5
 
 
 def test_add_to_missing_topic_raises(store):
@@ -93,7 +93,7 @@ def test_list_is_chronological_and_per_topic(store, topic_id):
     for i in range(5):
         store.messages.add(topic_id, _user(f"m{i}"))
         store.messages.add(other, _user(f"o{i}"))
-    listed = store.messages.list(topic_id)
+    listed = store.messages.of_topic(topic_id)
     assert [m.content for m in listed] == [f"m{i}" for i in range(5)]
     assert [m.id for m in listed] == sorted(m.id for m in listed)
     assert store.messages.count(topic_id) == 5
@@ -103,29 +103,29 @@ def test_list_is_chronological_and_per_topic(store, topic_id):
 def test_limit_takes_the_last_n_in_order(store, topic_id):
     for i in range(10):
         store.messages.add(topic_id, _user(str(i)))
-    assert [m.content for m in store.messages.list(topic_id, limit=3)] == ["7", "8", "9"]
-    assert [m.content for m in store.messages.list(topic_id, limit=50)] == [
+    assert [m.content for m in store.messages.of_topic(topic_id, limit=3)] == ["7", "8", "9"]
+    assert [m.content for m in store.messages.of_topic(topic_id, limit=50)] == [
         str(i) for i in range(10)
     ]
-    assert store.messages.list(topic_id, limit=0) == []
+    assert store.messages.of_topic(topic_id, limit=0) == []
 
 
 def test_before_id_pages_backwards(store, topic_id):
     ids = [store.messages.add(topic_id, _user(str(i))).id for i in range(10)]
-    page = store.messages.list(topic_id, limit=3, before_id=ids[7])
+    page = store.messages.of_topic(topic_id, limit=3, before_id=ids[7])
     assert [m.content for m in page] == ["4", "5", "6"]
-    page = store.messages.list(topic_id, limit=3, before_id=page[0].id)
+    page = store.messages.of_topic(topic_id, limit=3, before_id=page[0].id)
     assert [m.content for m in page] == ["1", "2", "3"]
-    assert [m.content for m in store.messages.list(topic_id, before_id=ids[2])] == ["0", "1"]
+    assert [m.content for m in store.messages.of_topic(topic_id, before_id=ids[2])] == ["0", "1"]
 
 
 def test_after_id_pages_forwards(store, topic_id):
     ids = [store.messages.add(topic_id, _user(str(i))).id for i in range(10)]
-    page = store.messages.list(topic_id, limit=3, after_id=ids[2])
+    page = store.messages.of_topic(topic_id, limit=3, after_id=ids[2])
     assert [m.content for m in page] == ["3", "4", "5"]
-    page = store.messages.list(topic_id, limit=3, after_id=page[-1].id)
+    page = store.messages.of_topic(topic_id, limit=3, after_id=page[-1].id)
     assert [m.content for m in page] == ["6", "7", "8"]
-    between = store.messages.list(topic_id, limit=2, after_id=ids[1], before_id=ids[6])
+    between = store.messages.of_topic(topic_id, limit=2, after_id=ids[1], before_id=ids[6])
     assert [m.content for m in between] == ["4", "5"]  # both bounds: the last n between them
 
 
@@ -238,9 +238,9 @@ def test_delete_after(store, topic_id):
     ids = [store.messages.add(topic_id, _user(str(i))).id for i in range(5)]
     store.messages.add(other, _user("untouched"))
     assert store.messages.delete_after(topic_id, ids[2]) == 2
-    assert [m.content for m in store.messages.list(topic_id)] == ["0", "1", "2"]
+    assert [m.content for m in store.messages.of_topic(topic_id)] == ["0", "1", "2"]
     assert store.messages.delete_after(topic_id, ids[1], inclusive=True) == 2
-    assert [m.content for m in store.messages.list(topic_id)] == ["0"]
+    assert [m.content for m in store.messages.of_topic(topic_id)] == ["0"]
     assert store.messages.count(other) == 1
     # ids are never reused, so a client holding an old id cannot confuse it with a new message
     assert store.messages.add(topic_id, _user("new")).id > ids[-1]
@@ -259,7 +259,7 @@ def test_eight_threads_write_to_one_topic(store, topic_id):
             for i in range(per_thread):
                 ids.append(store.messages.add(topic_id, _user(f"{n}:{i}")).id)
                 if i % 10 == 0:
-                    store.messages.list(topic_id, limit=5)
+                    store.messages.of_topic(topic_id, limit=5)
                     store.topics.add_usage(topic_id, 1, 1)
             saved[n] = ids
         except BaseException as exc:  # collected and asserted below
@@ -272,7 +272,7 @@ def test_eight_threads_write_to_one_topic(store, topic_id):
         t.join()
 
     assert errors == []
-    listed = store.messages.list(topic_id)
+    listed = store.messages.of_topic(topic_id)
     assert len(listed) == threads_n * per_thread == store.messages.count(topic_id)
     assert len({m.id for m in listed}) == len(listed)
     for n in range(threads_n):

@@ -129,7 +129,7 @@ def test_reopens_a_hand_made_v1_file(tmp_path):
     with Store.open(path) as store:
         topic = store.topics.get("t1")
         assert topic is not None and topic.title == "old" and topic.message_count == 1
-        assert [m.content for m in store.messages.list("t1")] == ["from v1"]
+        assert [m.content for m in store.messages.of_topic("t1")] == ["from v1"]
         store.messages.add("t1", Message(role="assistant", content="from now"))
     assert _user_version(path) == LATEST
 

@@ -31,7 +31,7 @@ def store(tmp_path):
     ],
 )
 def test_json_values_round_trip(store, value):
-    store.state.set("settings", "k", value)
+    store.state.put("settings", "k", value)
     assert store.state.get("settings", "k", default="absent") == value
 
 
@@ -41,25 +41,25 @@ def test_missing_key_returns_default(store):
 
 
 def test_set_replaces(store):
-    store.state.set("s", "k", 1)
-    store.state.set("s", "k", {"v": 2})
+    store.state.put("s", "k", 1)
+    store.state.put("s", "k", {"v": 2})
     assert store.state.get("s", "k") == {"v": 2}
     assert store.db.query_one("SELECT COUNT(*) FROM state")[0] == 1
 
 
 def test_scopes_are_separate(store):
-    store.state.set("topic:a", "todo", ["a"])
-    store.state.set("topic:b", "todo", ["b"])
-    store.state.set("topic:a", "plan", "p")
+    store.state.put("topic:a", "todo", ["a"])
+    store.state.put("topic:b", "todo", ["b"])
+    store.state.put("topic:a", "plan", "p")
     assert store.state.items("topic:a") == {"plan": "p", "todo": ["a"]}
     assert store.state.items("topic:b") == {"todo": ["b"]}
     assert store.state.items("topic:c") == {}
 
 
 def test_delete_and_clear(store):
-    store.state.set("s", "a", 1)
-    store.state.set("s", "b", 2)
-    store.state.set("t", "a", 3)
+    store.state.put("s", "a", 1)
+    store.state.put("s", "b", 2)
+    store.state.put("t", "a", 3)
     assert store.state.delete("s", "a") is True
     assert store.state.delete("s", "a") is False
     assert store.state.items("s") == {"b": 2}
@@ -71,5 +71,5 @@ def test_delete_and_clear(store):
 @pytest.mark.parametrize("value", [object(), {1, 2}, float("nan"), b"bytes"])
 def test_non_json_values_are_refused(store, value):
     with pytest.raises(StoreError, match="JSON"):
-        store.state.set("s", "k", value)
+        store.state.put("s", "k", value)
     assert store.state.get("s", "k") is None

@@ -30,9 +30,9 @@ def test_add_get_find_list_and_search(store):
     assert store.tasks.find("backup").id == task.id and store.tasks.find("nope") is None
     assert task.created_at == task.updated_at == task.anchor_at == NOW - 100
     assert task.text == "tar czf b.tgz docs" and other.text == "Summarise the logs"
-    assert [t.name for t in store.tasks.list()] == ["Backup", "report"]
-    assert [t.name for t in store.tasks.list(query="LOGS")] == ["report"]
-    assert [t.name for t in store.tasks.list(query="b.tgz")] == ["Backup"]
+    assert [t.name for t in store.tasks.matching()] == ["Backup", "report"]
+    assert [t.name for t in store.tasks.matching(query="LOGS")] == ["report"]
+    assert [t.name for t in store.tasks.matching(query="b.tgz")] == ["Backup"]
     with pytest.raises(StoreError, match="already exists"):
         add(store, "BACKUP")
 

@@ -37,7 +37,7 @@ def test_older_topics_become_ui_topics_except_those_of_tasks(tmp_path):
     with Store.open(path) as store:
         assert store.topics.get("chat").source == "ui"
         assert store.topics.get("task").source == "task"
-        assert [t.id for t in store.topics.list(sources=("task",))] == ["task"]
+        assert [t.id for t in store.topics.recent(sources=("task",))] == ["task"]
 
 
 def test_create_records_the_source_and_list_filters_by_it(store):
@@ -45,9 +45,9 @@ def test_create_records_the_source_and_list_filters_by_it(store):
     api = store.topics.create("client", source="api")
     cli = store.topics.create("terminal", source="cli")
     assert store.topics.get(api.id).source == "api" and ui.source == "ui"
-    assert [t.id for t in store.topics.list(sources=("ui",))] == [ui.id]
-    assert {t.id for t in store.topics.list(sources=("api", "cli"))} == {api.id, cli.id}
-    assert len(store.topics.list()) == 3
+    assert [t.id for t in store.topics.recent(sources=("ui",))] == [ui.id]
+    assert {t.id for t in store.topics.recent(sources=("api", "cli"))} == {api.id, cli.id}
+    assert len(store.topics.recent()) == 3
 
 
 def test_an_unknown_source_is_refused(store):
@@ -61,5 +61,5 @@ def test_delete_many_returns_the_ids_that_existed(store):
     store.messages.add(gone[0].id, Message(role="user", content="bye"))
     ids = [t.id for t in gone]
     assert store.topics.delete_many([*ids, "missing", ids[0]]) == ids
-    assert [t.id for t in store.topics.list()] == [kept.id]
+    assert [t.id for t in store.topics.recent()] == [kept.id]
     assert store.messages.count(gone[0].id) == 0

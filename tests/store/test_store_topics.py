@@ -36,19 +36,19 @@ def test_list_is_newest_updated_first(store):
     a = store.topics.create("a")
     b = store.topics.create("b")
     c = store.topics.create("c")
-    assert [t.id for t in store.topics.list()] == [c.id, b.id, a.id]
+    assert [t.id for t in store.topics.recent()] == [c.id, b.id, a.id]
     store.messages.add(a.id, Message(role="user", content="bump"))
-    assert [t.id for t in store.topics.list()] == [a.id, c.id, b.id]
+    assert [t.id for t in store.topics.recent()] == [a.id, c.id, b.id]
     store.topics.touch(b.id)
-    assert [t.id for t in store.topics.list()] == [b.id, a.id, c.id]
+    assert [t.id for t in store.topics.recent()] == [b.id, a.id, c.id]
 
 
 def test_list_limit_and_offset(store):
     made = [store.topics.create(str(i)) for i in range(5)]
     newest_first = [t.id for t in reversed(made)]
-    assert [t.id for t in store.topics.list(limit=2)] == newest_first[:2]
-    assert [t.id for t in store.topics.list(limit=2, offset=2)] == newest_first[2:4]
-    assert store.topics.list(limit=10, offset=5) == []
+    assert [t.id for t in store.topics.recent(limit=2)] == newest_first[:2]
+    assert [t.id for t in store.topics.recent(limit=2, offset=2)] == newest_first[2:4]
+    assert store.topics.recent(limit=10, offset=5) == []
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_list_limit_and_offset(store):
 def test_list_query_matches_titles_literally_and_ignoring_case(store, query, expected):
     for title in ["Trip plan", "PLANNING", "100% done", "a_b", "axb", "1000 done"]:
         store.topics.create(title)
-    assert sorted(t.title for t in store.topics.list(query=query)) == sorted(expected)
+    assert sorted(t.title for t in store.topics.recent(query=query)) == sorted(expected)
 
 
 def test_message_count(store):
@@ -73,7 +73,7 @@ def test_message_count(store):
     for i in range(3):
         store.messages.add(topic.id, Message(role="user", content=str(i)))
     assert store.topics.get(topic.id).message_count == 3
-    assert store.topics.list()[0].message_count == 3
+    assert store.topics.recent()[0].message_count == 3
 
 
 def test_rename(store):
@@ -120,11 +120,11 @@ def test_archived_topics_are_hidden_from_list(store):
     kept = store.topics.create("kept")
     hidden = store.topics.create("hidden")
     assert store.topics.set_archived(hidden.id) is True
-    assert [t.id for t in store.topics.list()] == [kept.id]
-    assert {t.id for t in store.topics.list(include_archived=True)} == {kept.id, hidden.id}
+    assert [t.id for t in store.topics.recent()] == [kept.id]
+    assert {t.id for t in store.topics.recent(include_archived=True)} == {kept.id, hidden.id}
     assert store.topics.get(hidden.id).archived is True
     store.topics.set_archived(hidden.id, False)
-    assert len(store.topics.list()) == 2
+    assert len(store.topics.recent()) == 2
 
 
 def test_delete_cascades_to_messages_and_topic_state(store):
@@ -132,10 +132,10 @@ def test_delete_cascades_to_messages_and_topic_state(store):
     other = store.topics.create("other")
     for topic in (doomed, other):
         store.messages.add(topic.id, Message(role="user", content="hello"))
-        store.state.set(topic_scope(topic.id), "todo", ["x"])
+        store.state.put(topic_scope(topic.id), "todo", ["x"])
     assert store.topics.delete(doomed.id) is True
     assert store.topics.get(doomed.id) is None
-    assert store.messages.list(doomed.id) == []
+    assert store.messages.of_topic(doomed.id) == []
     assert store.messages.count(doomed.id) == 0
     assert (
         store.db.query_one("SELECT COUNT(*) FROM messages WHERE topic_id = ?", (doomed.id,))[0] == 0
@@ -155,13 +155,13 @@ def test_topic_resumes_after_restart(tmp_path):
         store.messages.add(topic.id, Message(role="user", content="remember 42")),
         store.messages.add(topic.id, Message(role="assistant", content="ok", reasoning="noted")),
     ]
-    store.state.set(topic_scope(topic.id), "plan", {"step": 2})
+    store.state.put(topic_scope(topic.id), "plan", {"step": 2})
     before = store.topics.get(topic.id)
     store.close()
 
     with Store.open(path) as reopened:
         assert reopened.topics.get(topic.id) == before
-        assert reopened.messages.list(topic.id) == sent
+        assert reopened.messages.of_topic(topic.id) == sent
         assert reopened.state.get(topic_scope(topic.id), "plan") == {"step": 2}
         more = reopened.messages.add(topic.id, Message(role="user", content="and now?"))
         assert more.id > sent[-1].id

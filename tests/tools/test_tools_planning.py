@@ -257,10 +257,10 @@ def test_fork_copies_messages_prompt_and_state(ctx, store):
     store.topics.set_system_prompt(ctx.topic_id, "Answer tersely.")
     toolkit_plan(ctx, "create", goal="g", steps=["s"])
     out = toolkit_fork_session(ctx, title="Alternative")
-    fork = store.topics.list(limit=1)[0]
+    fork = store.topics.recent(limit=1)[0]
     assert fork.id != ctx.topic_id and fork.title == "Alternative"
     assert f"(id {fork.id})" in out and "Forked 5 message(s)" in out
-    copied = store.messages.list(fork.id)
+    copied = store.messages.of_topic(fork.id)
     # the trailing call to the fork itself has no result yet and is left out
     assert [(m.role, m.content, m.tool_call_id) for m in copied] == [
         (m.role, m.content, m.tool_call_id) for m in stored[:5]
@@ -274,9 +274,9 @@ def test_fork_copies_messages_prompt_and_state(ctx, store):
 def test_fork_up_to_a_message(ctx, store):
     stored = add_conversation(store, ctx.topic_id)
     toolkit_fork_session(ctx, up_to_message_id=stored[3].id)
-    fork = store.topics.list(limit=1)[0]
+    fork = store.topics.recent(limit=1)[0]
     assert fork.title == "Fork of Build it"
-    assert [m.content for m in store.messages.list(fork.id)][-1] == "It is noon."
+    assert [m.content for m in store.messages.of_topic(fork.id)][-1] == "It is noon."
     with pytest.raises(ToolError, match="not part of this conversation"):
         toolkit_fork_session(ctx, up_to_message_id=10_000)
 

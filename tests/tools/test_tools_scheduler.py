@@ -154,7 +154,7 @@ def test_run_now_runs_a_prompt_task_on_the_scheduler_or_on_its_own(
         added = await call(action="add", name="greet", schedule="daily:07:00", prompt="Greet me")
         ran = await call(action="run_now", id="greet")
         task = runtime.store.tasks.find("greet")
-        history = runtime.store.messages.list(task.topic_id)
+        history = runtime.store.messages.of_topic(task.topic_id)
         return added, ran, [m.text for m in history]
 
     added, ran, texts = with_tool(toolkit, body)

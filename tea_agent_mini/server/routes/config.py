@@ -84,7 +84,7 @@ def validate_patch(body: Fields) -> dict[str, dict[str, Any]]:
         allowed = RUNTIME_KEYS.get(section)
         if allowed is None:
             raise ApiError(400, f"section {section!r} cannot change at runtime; {_allowed()}")
-        values = body.object(section).data
+        values = body.nested(section).data
         for key in values:
             if key not in allowed:
                 raise ApiError(400, f"{section}.{key} cannot change at runtime; {_allowed()}")
@@ -137,7 +137,7 @@ def _check_range(label: str, key: str, value: Any) -> None:
 async def switch_profile(request: Request) -> JSONResponse:
     st = state(request)
     body = await read_json(request)
-    name = body.str("profile", required=True, max_length=64)
+    name = body.text("profile", required=True, max_length=64)
     try:
         await blocking(st.pool.check_profile, name)
         config = await blocking(st.pool.load, name)

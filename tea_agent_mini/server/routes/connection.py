@@ -84,9 +84,9 @@ async def check_connection(request: Request) -> JSONResponse:
 
     st = state(request)
     body = await read_json(request)
-    api_url = body.str("api_url", required=True, max_length=URL_LIMIT).strip()
-    api_key = body.str("api_key", max_length=URL_LIMIT)
-    profile = body.str("profile", max_length=64)
+    api_url = body.text("api_url", required=True, max_length=URL_LIMIT).strip()
+    api_key = body.text("api_key", max_length=URL_LIMIT)
+    profile = body.text("profile", max_length=64)
     api_key = api_key.strip() if api_key is not None else None
     if api_key and not KEY_TEXT.fullmatch(api_key):
         # it goes into a header: printable ASCII only

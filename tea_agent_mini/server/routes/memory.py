@@ -65,14 +65,14 @@ def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
 
 
 def _content(body: Fields, required: bool) -> str | None:
-    text = body.str("content", required=required, max_length=CONTENT_LIMIT)
+    text = body.text("content", required=required, max_length=CONTENT_LIMIT)
     if text is not None and not text.strip():
         raise ApiError(400, "field 'content' must not be empty")
     return text
 
 
 def _importance(body: Fields) -> int | None:
-    value = body.int("importance")
+    value = body.integer("importance")
     if value is not None and not 1 <= value <= 5:
         raise ApiError(400, f"field 'importance' must be 1-5, got {value}")
     return value
@@ -110,7 +110,7 @@ def add_arguments(body: Fields) -> dict[str, Any]:
     if days is not None and days <= 0:
         raise ApiError(400, "field 'expires_in_days' must be a positive number of days")
     arguments["expires_in_days"] = days
-    arguments["pinned"] = body.bool("pinned")
+    arguments["pinned"] = body.flag("pinned")
     return arguments
 
 
@@ -135,7 +135,7 @@ def patch_changes(body: Fields) -> dict[str, Any]:
     if "expires_at" in body:
         changes["expires_at"] = _number(body, "expires_at")
     if body.raw("pinned") is not None:
-        changes["pinned"] = body.bool("pinned")
+        changes["pinned"] = body.flag("pinned")
     if not changes:
         raise ApiError(400, "nothing to change: every field sent was null")
     return changes
@@ -160,7 +160,7 @@ def _list(
         pool = SEARCH_POOL if filters else offset + limit
         hits = [(m, s) for m, s in manager.search(query, limit=pool) if _matches(m, filters)]
         return now, list(hits[offset : offset + limit])
-    found = manager.list(limit=limit, offset=offset, include_expired=expired, **filters)
+    found = manager.matching(limit=limit, offset=offset, include_expired=expired, **filters)
     return now, [(m, None) for m in found]
 
 

@@ -7,7 +7,7 @@ A turn running in this server also shows its notices at once, as ``notice`` even
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -18,10 +18,13 @@ from ..paging import MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import blocking, state
 
+if TYPE_CHECKING:
+    from ...store import Store
+
 MAX_LIMIT = 200
 
 
-def _notices(store: Any, limit: int, offset: int) -> list[dict[str, Any]]:
+def _notices(store: Store, limit: int, offset: int) -> list[dict[str, Any]]:
     from ...toolkit.notices import recent_notices
 
     titles: dict[str, str] = {}

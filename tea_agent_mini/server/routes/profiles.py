@@ -78,9 +78,9 @@ async def create_profile(request: Request) -> JSONResponse:
     st = state(request)
     if is_json_type(media_type(request)):
         body = await read_json(request)
-        name = body.str("name", required=True, max_length=64)
-        data = body.object("config", required=True).data
-        overwrite = body.bool("overwrite")
+        name = body.text("name", required=True, max_length=64)
+        data = body.nested("config", required=True).data
+        overwrite = body.flag("overwrite")
     elif media_type(request) == "multipart/form-data":
         name, data, overwrite = await _read_form(request)
     else:
@@ -101,8 +101,8 @@ async def _read_form(request: Request) -> tuple[str, dict[str, Any], bool]:
             raise ApiError(400, "multipart field 'file' (the YAML profile) is required")
         raw = await upload.read(YAML_LIMIT + 1)
         fields = Fields({k: v for k, v in form.items() if isinstance(v, str)})
-        name = fields.str("name") or Path(upload.filename or "").stem
-        overwrite = fields.str("overwrite", "") in ("1", "true", "yes")
+        name = fields.text("name") or Path(upload.filename or "").stem
+        overwrite = fields.text("overwrite", "") in ("1", "true", "yes")
     if len(raw) > YAML_LIMIT:
         raise ApiError(413, f"the YAML file is larger than {YAML_LIMIT} bytes")
     try:
@@ -170,7 +170,7 @@ async def patch_profile(request: Request) -> JSONResponse:
     st = state(request)
     name = request.path_params["name"]
     body = await read_json(request)
-    patch = body.object("config", required=True).data
+    patch = body.nested("config", required=True).data
     if not patch:
         raise ApiError(400, 'nothing to change: send e.g. {"config": {"main_model": {...}}}')
     if st.turns.any_busy():

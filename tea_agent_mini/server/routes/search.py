@@ -67,12 +67,12 @@ def _find(
     store = st.store
     memory = st.runtime.memory
     messages = store.messages.search(query, limit=limit)
-    titles: dict[str, str] = {}
+    titles: dict[str | None, str] = {}
     for topic_id in {m.topic_id for m in messages}:
-        topic = store.topics.get(topic_id)
+        topic = store.topics.get(topic_id) if topic_id else None
         titles[topic_id] = topic.title if topic is not None else ""
     return (
-        store.topics.list(limit=limit, query=query),
+        store.topics.recent(limit=limit, query=query),
         [hit_json(m, query, titles.get(m.topic_id, "")) for m in messages],
         [memory_json(m, memory.clock(), score) for m, score in memory.search(query, limit)],
         search_tasks(st, query, limit),

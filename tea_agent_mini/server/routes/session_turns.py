@@ -69,9 +69,9 @@ def title_from(text: str) -> str:
 async def send_message(request: Request) -> StreamingResponse:
     st = state(request)
     body = await read_json(request)
-    text = body.str("content", "", max_length=CONTENT_LIMIT)
+    text = body.text("content", "", max_length=CONTENT_LIMIT)
     attachments = body.str_list("attachments", max_items=20)
-    profile = body.str("profile", max_length=64)
+    profile = body.text("profile", max_length=64)
     if not text.strip() and not attachments:
         raise ApiError(400, "field 'content' is required (the message text)")
     topic = await require_topic(request)
@@ -190,7 +190,7 @@ async def abort_turn(request: Request) -> JSONResponse:
 async def answer_question(request: Request) -> JSONResponse:
     st = state(request)
     body = await read_json(request)
-    answer = body.str("answer", required=True, max_length=ANSWER_LIMIT)
+    answer = body.text("answer", required=True, max_length=ANSWER_LIMIT)
     if not answer.strip():
         raise ApiError(400, "field 'answer' must not be empty")
     topic = await require_topic(request)

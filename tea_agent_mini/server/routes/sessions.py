@@ -99,7 +99,7 @@ async def list_sessions(request: Request) -> JSONResponse:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
     sources = _sources(request.query_params.get("source") or "")
     found = await blocking(
-        st.store.topics.list, limit=limit + 1, offset=offset, query=query, sources=sources
+        st.store.topics.recent, limit=limit + 1, offset=offset, query=query, sources=sources
     )
     topics, more = trim(found, limit)
     return JSONResponse(page_json([session_json(t, st) for t in topics], more))
@@ -122,8 +122,8 @@ async def create_session(request: Request) -> JSONResponse:
     st = state(request)
     body = await read_json(request)
     _check_known(body, SESSION_FIELDS)
-    title = body.str("title", "", max_length=TITLE_LIMIT)
-    prompt = body.str("system_prompt", max_length=PROMPT_LIMIT)
+    title = body.text("title", "", max_length=TITLE_LIMIT)
+    prompt = body.text("system_prompt", max_length=PROMPT_LIMIT)
     topic = await blocking(_create, st, title, prompt)
     return JSONResponse(session_json(topic, st), status_code=201)
 
@@ -156,8 +156,8 @@ async def update_session(request: Request) -> JSONResponse:
     _check_known(body, SESSION_FIELDS)
     if not body.data:
         raise ApiError(400, "nothing to change: send 'title' and/or 'system_prompt'")
-    title = body.str("title", max_length=TITLE_LIMIT)
-    prompt = body.str("system_prompt", max_length=PROMPT_LIMIT)
+    title = body.text("title", max_length=TITLE_LIMIT)
+    prompt = body.text("system_prompt", max_length=PROMPT_LIMIT)
     topic = await require_topic(request)
     store = st.store
     if title is not None:
@@ -251,7 +251,7 @@ async def list_messages(request: Request) -> JSONResponse:
     after = query_int(request, "after", 0, minimum=1, maximum=MAX_ID) or None
     topic = await require_topic(request)
     found = await blocking(
-        st.store.messages.list, topic.id, limit=limit + 1, before_id=before, after_id=after
+        st.store.messages.of_topic, topic.id, limit=limit + 1, before_id=before, after_id=after
     )
     forwards = after is not None and before is None
     messages, more = trim(found, limit, keep_last=not forwards)

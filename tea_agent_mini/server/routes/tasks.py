@@ -102,7 +102,7 @@ def _seconds(body: Fields, name: str) -> float | None:
 
 
 def _kind(body: Fields) -> str | None:
-    kind = body.str("kind")
+    kind = body.text("kind")
     if kind is None:
         return None
     if kind.strip().lower() not in KINDS:
@@ -115,19 +115,19 @@ def task_fields(body: Fields, *, creating: bool) -> dict[str, Any]:
     ``enabled``, which the routes handle)."""
     _check_known(body, ADD_FIELDS if creating else PATCH_FIELDS)
     fields: dict[str, Any] = {
-        "name": body.str("name", required=creating),
-        "schedule": body.str("schedule", required=creating),
+        "name": body.text("name", required=creating),
+        "schedule": body.text("schedule", required=creating),
         "kind": _kind(body),
-        "command": body.str("command", max_length=COMMAND_LIMIT),
-        "prompt": body.str("prompt", max_length=PROMPT_LIMIT),
-        "tz": body.str("tz"),
+        "command": body.text("command", max_length=COMMAND_LIMIT),
+        "prompt": body.text("prompt", max_length=PROMPT_LIMIT),
+        "tz": body.text("tz"),
         "timeout": _seconds(body, "timeout"),
         "grace_seconds": _seconds(body, "grace_seconds"),
     }
     if not creating and "tz" in body and fields["tz"] is None:
         fields["tz"] = ""  # null: back to the local zone ("" reaches the service, None not)
     if body.raw("notify") is not None:
-        fields["notify"] = body.bool("notify")
+        fields["notify"] = body.flag("notify")
     return {name: value for name, value in fields.items() if value is not None}
 
 
@@ -144,7 +144,7 @@ def service(st: ServerState) -> TaskService:
 def _list(svc: TaskService, query: str | None, limit: int, offset: int = 0) -> list[dict[str, Any]]:
     now = svc.clock.now()
     # described (the schedule parsed) only for the page returned
-    return [task_json(task, now) for task in svc.list(query)[offset : offset + limit]]
+    return [task_json(task, now) for task in svc.matching(query)[offset : offset + limit]]
 
 
 def search_tasks(st: ServerState, query: str, limit: int) -> list[dict[str, Any]]:
@@ -199,7 +199,7 @@ async def add_task(request: Request) -> JSONResponse:
     fields = task_fields(body, creating=True)
     if fields.get("kind") == "shell" or (fields.get("kind") is None and fields.get("command")):
         _check_shell_allowed(request)
-    fields["enabled"] = body.bool("enabled", True)
+    fields["enabled"] = body.flag("enabled", True)
     task = await call(_add, service(state(request)), fields)
     return JSONResponse(task, status_code=201)
 
@@ -250,7 +250,7 @@ async def update_task(request: Request) -> JSONResponse:
     fields = task_fields(body, creating=False)
     if fields.get("command") is not None or fields.get("kind") == "shell":
         _check_shell_allowed(request)
-    enabled = body.bool("enabled") if body.raw("enabled") is not None else None
+    enabled = body.flag("enabled") if body.raw("enabled") is not None else None
     if not fields and enabled is None:
         raise ApiError(400, f"nothing to change: send one of {', '.join(PATCH_FIELDS)}")
     task = await call(_update, service(state(request)), ident, fields, enabled)

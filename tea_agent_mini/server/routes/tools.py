@@ -68,9 +68,9 @@ async def run_tool(request: Request) -> JSONResponse:
     spec = toolkit.get(name)
     if spec is None:
         raise ApiError(404, f"no tool named {name!r}")
-    arguments = body.object("arguments").data
-    confirm = body.bool("confirm")
-    session_id = body.str("session_id", max_length=64)
+    arguments = body.nested("arguments").data
+    confirm = body.flag("confirm")
+    session_id = body.text("session_id", max_length=64)
     try:
         arguments = validate_arguments(spec.name, spec.parameters, arguments)
     except ToolError as exc:

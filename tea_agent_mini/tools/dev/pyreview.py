@@ -32,7 +32,7 @@ def review_source(
 ) -> list[Finding]:
     """All findings for one file, sorted by line."""
     try:
-        tree = compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = ast.parse(source, filename)
         compile(tree, filename, "exec", dont_inherit=True)  # what py_compile would check
     except SyntaxError as exc:
         text = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")

@@ -205,7 +205,7 @@ class _Parser:
 
     def basic_string(self) -> str:
         self.i += 1
-        out = []
+        out: list[str] = []
         while True:
             char = self.s[self.i : self.i + 1]
             if char in ("", "\n"):

@@ -263,11 +263,11 @@ def _stats(files: list[TextFile], more: bool) -> str:
         f"{sum(r[4] for r in rows):,} bytes"
     ]
     out.append("by extension:")
-    for ext, (count, lines, size) in sorted(by_ext.items(), key=lambda item: -item[1][1]):
-        out.append(f"  {ext:10s} {count:5d} files {lines:8,d} lines {size:10,d} bytes")
+    for ext, (count, line_count, size) in sorted(by_ext.items(), key=lambda item: -item[1][1]):
+        out.append(f"  {ext:10s} {count:5d} files {line_count:8,d} lines {size:10,d} bytes")
     out.append("largest files (lines, blank, comment, bytes):")
-    for name, lines, blank, comment, size in rows[:50]:
-        out.append(f"  {lines:7,d} {blank:6,d} {comment:6,d} {size:9,d}  {name}")
+    for name, line_count, blank, comment, size in rows[:50]:
+        out.append(f"  {line_count:7,d} {blank:6,d} {comment:6,d} {size:9,d}  {name}")
     if len(rows) > 50:
         out.append(f"  ... and {len(rows) - 50} more")
     return "\n".join(out) + _footer(files, more)

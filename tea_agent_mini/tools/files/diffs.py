@@ -279,6 +279,7 @@ def render_changes(changes: list[patching.FileChange], context: int = 3) -> str:
     """The planned changes as one unified diff (current files on disk vs planned content)."""
     parts = []
     for change in changes:
+        before: str | None
         if change.kind == "R" and change.removed_path is not None:
             before = read_utf8(change.removed_path, change.display)
             parts.append(f"renamed {change.removed_path.name} -> {change.display}\n")

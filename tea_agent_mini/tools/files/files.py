@@ -209,7 +209,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 def _size(entry: os.DirEntry[str]) -> str:
     try:
-        size = entry.stat().st_size
+        size: float = entry.stat().st_size  # bytes, then the unit's count
     except OSError:
         return "?"
     for unit in ("B", "KB", "MB", "GB"):

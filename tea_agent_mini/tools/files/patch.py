@@ -108,6 +108,8 @@ def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str |
 
 def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
     match = _HUNK_RE.match(lines[i])
+    left_old: int | None  # lines of the old and new side still to come, when the header says
+    left_new: int | None
     if match:
         hunk = Hunk(old_start=int(match.group(1)))
         left_old = int(match.group(2)) if match.group(2) is not None else 1
@@ -119,7 +121,7 @@ def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
     while i < len(lines):
         line = lines[i]
         counted = left_old is not None and left_new is not None
-        done = counted and left_old <= 0 and left_new <= 0
+        done = left_old is not None and left_new is not None and left_old <= 0 and left_new <= 0
         if line.startswith(("@@", "diff --git ")):
             break
         if _is_file_header(lines, i) and (done or not counted):
@@ -132,7 +134,7 @@ def _parse_hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
         if tag not in " -+":
             break
         hunk.lines.append((tag, text))
-        if counted:
+        if left_old is not None and left_new is not None:
             left_old -= tag != "+"
             left_new -= tag != "-"
         i += 1
@@ -264,6 +266,7 @@ def _plan_file(
     label = patch.new_path or patch.old_path or "?"
     source = ctx.resolve(patch.old_path) if patch.old_path else None
     target = ctx.resolve(patch.new_path) if patch.new_path else None
+    lines: list[str]
     if source is None:
         assert target is not None
         if planned.get(target) is not None or (target not in planned and _nonempty(target)):
