@@ -127,9 +127,12 @@ class McpManager:
             self._loop.submit(self._sync_into(toolkit))
             self._loop.submit(self._start_all(self._startable()))
 
-    def starting(self) -> bool:
-        """Whether an enabled server is still on its way up."""
-        return any(r.config.enabled and r.state == STARTING for r in self._servers.values())
+    def pending(self) -> bool:
+        """Whether an enabled server is not up yet: asked to start (a toolkit registered with
+        ``wait=False``) or starting."""
+        return any(
+            r.config.enabled and r.state in (STOPPED, STARTING) for r in self._servers.values()
+        )
 
     def wait_ready(self, timeout: float) -> list[ServerStatus]:
         """Wait (at most ``timeout`` seconds) until every enabled server is ready or failed, then

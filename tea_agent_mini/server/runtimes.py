@@ -87,8 +87,9 @@ class RuntimePool:
         follow_up: bool = True,
     ) -> Session:
         runtime = self.get(profile)
+        runtime.toolkit  # noqa: B018 - building it asks the MCP servers to start
         manager = runtime.mcp
-        if manager is not None and manager.starting():
+        if manager is not None and manager.pending():
             # the first turn after a start offers the servers' tools too (bounded, in a thread)
             manager.wait_ready(manager.startup_timeout)
         return runtime.session(
