@@ -1,8 +1,9 @@
 """Shell commands confined with bubblewrap (``agent.sandbox: auto | off | required``).
 
-Inside the sandbox the whole filesystem is read-only except the workspace; ``/tmp`` is a private
-folder (``<home>/tmp/sandbox``, kept between commands); ``/dev`` is a fresh one without disks;
-capabilities are dropped, so even root cannot remount anything; the network is there unless
+Inside the sandbox the whole filesystem is read-only except the workspace and a private temporary
+folder (``TMPDIR``: ``<home>/tmp/sandbox``, kept between commands); ``/tmp`` stays visible but
+read-only, since interpreters and virtualenvs often live there; ``/dev`` is a fresh one without
+disks; capabilities are dropped, so even root cannot remount anything; the network is there unless
 ``agent.sandbox_network`` is false. Files stay readable: this keeps commands from changing
 anything outside the workspace, not from reading it. The command stays in the caller's process
 group, so the activity-aware timeout, cancel and the process-group kill work as without it.
@@ -40,7 +41,7 @@ class Sandbox:
 
     mode: str = "off"
     network: bool = True
-    tmp: Path | None = None  # mounted at /tmp; None: an empty tmpfs for every command
+    tmp: Path | None = None  # the writable TMPDIR; None: an empty tmpfs over /tmp per command
 
     def prefix(self, workspace: Path, cwd: Path) -> list[str]:
         """The argv to put before ``/bin/sh -c``: empty when the command runs unconfined.
@@ -78,7 +79,11 @@ class Sandbox:
         writable = os.path.realpath(workspace)
         mounts = [(writable, ["--bind", writable, writable])]
         tmp = self._tmp_dir()
-        mounts.append(("/tmp", ["--bind", tmp, "/tmp"] if tmp else ["--tmpfs", "/tmp"]))
+        if tmp:
+            mounts.append((tmp, ["--bind", tmp, tmp]))
+        else:
+            mounts.append(("/tmp", ["--tmpfs", "/tmp"]))
+            tmp = "/tmp"
         # a mount hides what is below it: parents first (the workspace may lie under /tmp)
         mounts.sort(key=lambda item: (item[0].rstrip("/").count("/"), item[0] == writable))
         argv = [probe_bwrap(self.network)[0], "--ro-bind", "/", "/", "--dev", "/dev"]
@@ -86,8 +91,9 @@ class Sandbox:
             argv += arguments
         if not self.network:
             argv.append("--unshare-net")
-        argv += ["--cap-drop", "ALL", "--die-with-parent", "--setenv", "TMPDIR", "/tmp"]
-        argv += ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]  # pip, uv, ruff ... keep caches
+        argv += ["--cap-drop", "ALL", "--die-with-parent", "--setenv", "TMPDIR", tmp]
+        # pip, uv, ruff ... keep their caches between commands
+        argv += ["--setenv", "XDG_CACHE_HOME", os.path.join(tmp, ".cache")]
         return [*argv, "--chdir", os.path.realpath(cwd), "--"]
 
     def _tmp_dir(self) -> str | None:
@@ -96,7 +102,7 @@ class Sandbox:
         try:
             self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
-            log.warning("sandbox /tmp: cannot create %s (%s); using an empty one", self.tmp, exc)
+            log.warning("sandbox TMPDIR: cannot create %s (%s); using an empty /tmp", self.tmp, exc)
             return None
         return os.path.realpath(self.tmp)
 

@@ -42,7 +42,7 @@ PARAMETERS = {
     "Background processes are stopped when the command ends. Long output keeps its beginning "
     "and end. A best-effort deny-list (not a sandbox) refuses destructive commands (rm -rf /, "
     "mkfs, dd to disks, piping downloads into sh ...). With agent.sandbox the command runs "
-    "under bubblewrap: only the workspace and a private /tmp are writable.",
+    "under bubblewrap: only the workspace and a private $TMPDIR are writable.",
     PARAMETERS,
     mutates=True,
 )

@@ -43,8 +43,8 @@ def ctx(workspace: Path, tea_home: Path) -> ToolContext:
 
 @pytest.fixture
 def outside() -> Path:
-    """A folder outside the workspace and outside /tmp (which the sandbox replaces), so that a
-    sandboxed command sees it and must find it read-only."""
+    """A folder outside the workspace and the sandbox's TMPDIR, so that a sandboxed command
+    sees it and must find it read-only."""
     try:
         folder = Path(tempfile.mkdtemp(prefix=".tea-sandbox-test-", dir=Path.home()))
     except OSError as exc:
@@ -74,23 +74,31 @@ def test_the_workspace_is_writable_and_the_rest_is_read_only(ctx, workspace, out
 
 
 @needs_bwrap
-def test_tmp_is_private_and_kept_between_commands(ctx, tea_home):
+def test_tmpdir_is_private_and_kept_and_tmp_is_visible_but_read_only(ctx, tea_home):
     name = f"tea-sandbox-{uuid.uuid4().hex}"
-    toolkit_exec(ctx, f"echo kept > /tmp/{name}")
-    assert not Path("/tmp", name).exists()
+    toolkit_exec(ctx, f'echo kept > "$TMPDIR/{name}"')
     assert (tea_home / "tmp" / "sandbox" / name).read_text() == "kept\n"
-    assert toolkit_exec(ctx, f"cat /tmp/{name}").startswith("kept\n")
+    assert toolkit_exec(ctx, f'cat "$TMPDIR/{name}"').startswith("kept\n")
+    refused = toolkit_exec(ctx, f"echo x > /tmp/{name}")
+    assert "Read-only file system" in refused and not Path("/tmp", name).exists()
+    # interpreters and virtualenvs often live under /tmp: the sandbox must still see them
+    with tempfile.NamedTemporaryFile("w", dir="/tmp", suffix=".txt") as host_file:
+        host_file.write("from the host\n")
+        host_file.flush()
+        assert toolkit_exec(ctx, f"cat {host_file.name}").startswith("from the host\n")
 
 
 @needs_bwrap
 @pytest.mark.parametrize("network", [True, False])
 def test_the_network_can_be_switched_off(ctx, network):
-    ctx.sandbox = Sandbox("required", network=network)
+    ctx.sandbox = Sandbox("required", network=network, tmp=ctx.sandbox.tmp)
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
         out = toolkit_exec(ctx, f'{sys.executable} -c "{probe}"')
     assert (exit_code(out) == 0) is network, out
+    assert "not found" not in out  # the interpreter ran; only the connection may fail
+    assert ("Error" in out) is not network, out
 
 
 @needs_bwrap
@@ -156,8 +164,10 @@ def test_the_runtime_sandbox_comes_from_the_config(tea_home):
 
 
 @needs_bwrap
-def test_a_workspace_under_tmp_is_mounted_after_the_private_tmp(tea_home):
+def test_a_workspace_under_tmp_is_mounted_after_an_empty_tmp(tea_home):
     workspace = Path("/tmp/tea-example/workspace")  # a mount hides what an earlier one put there
-    argv = Sandbox("required", tmp=tea_home / "t").prefix(workspace, workspace)
+    argv = Sandbox("required", tmp=None).prefix(workspace, workspace)
     assert argv.index("/tmp") < argv.index(str(workspace))
+    kept = Sandbox("required", tmp=tea_home / "t").prefix(workspace, workspace)
+    assert "--tmpfs" not in kept and argv[argv.index("TMPDIR") + 1] == "/tmp"
     assert argv[argv.index("--chdir") + 1] == str(workspace) and argv[-1] == "--"
