@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from tea_agent_mini.export import PdfDocument, PdfMeta, markdown_to_pdf
+from tests.export.pdf_helpers import run as _run
+from tests.export.pdf_helpers import text as _text
+from tests.export.pdf_helpers import write as _write
 
 pytestmark = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("pdftotext", "pdfinfo", "pdffonts", "pdftoppm")),
@@ -61,25 +63,6 @@ Last line of page one.
 
 한국어 텍스트입니다.
 """
-
-
-def _run(*command: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(part) for part in command], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def _write(tmp_path: Path, data: bytes, name: str = "doc.pdf") -> Path:
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
-
-
-def _text(path: Path, *options: str) -> str:
-    result = _run("pdftotext", *options, "-enc", "UTF-8", path, "-")
-    assert result.returncode == 0, result.stderr
-    assert "Error" not in result.stderr
-    return result.stdout
 
 
 def _info(path: Path) -> dict[str, str]:
