@@ -89,8 +89,8 @@ def _check_spec(name: str, parameters: dict[str, Any]) -> None:
 
 def tool(
     name: str,
-    description: str,
-    parameters: dict[str, Any],
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
     *,
     requires: Iterable[str] = (),
     concurrency_safe: bool = False,
@@ -98,15 +98,29 @@ def tool(
     mutating_actions: Iterable[str] | None = None,
     keywords: str = "",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark ``func(ctx, **arguments)`` as a tool; the function is returned unchanged."""
-    _check_spec(name, parameters)
+    """Mark ``func(ctx, **arguments)`` as a tool; the function is returned unchanged.
+
+    The description and the parameters' JSON schema come from the function's docstring and
+    signature (see ``toolkit/signature.py``) unless given here. ``func`` may be ``async def``:
+    the executor awaits it on the event loop instead of running it in a worker thread.
+    """
     actions = frozenset(mutating_actions) if mutating_actions is not None else None
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        text, schema = description, parameters
+        if text is None or schema is None:
+            from tea_agent_mini.toolkit.signature import describe_function
+
+            summary, generated = describe_function(func)
+            text = summary if text is None else text
+            schema = generated if schema is None else schema
+        if not text:
+            raise ValueError(f"tool {name!r} needs a description (a docstring)")
+        _check_spec(name, schema)
         func.tool_spec = ToolSpec(  # type: ignore[attr-defined]  # a function takes attributes
             name=name,
-            description=description,
-            parameters=parameters,
+            description=text,
+            parameters=schema,
             func=func,
             requires=tuple(requires),
             concurrency_safe=concurrency_safe,

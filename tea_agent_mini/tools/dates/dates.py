@@ -5,12 +5,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
-UNITS = ("all", "days", "weeks", "months", "years", "business_days")
+Unit = Literal["all", "days", "weeks", "months", "years", "business_days"]
+UNITS: tuple[str, ...] = get_args(Unit)
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MAX_BUSINESS_DAYS = 100_000
 
@@ -86,44 +88,28 @@ def add_business_days(start: dt.date, count: int, holidays: Iterable[dt.date] = 
 # ---- toolkit_date_diff -----------------------------------------------------------------------
 
 
-DIFF_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "start": {"type": "string", "description": f"first date: {DATE_DESCRIPTION}"},
-        "end": {"type": "string", "description": f"second date: {DATE_DESCRIPTION}"},
-        "unit": {
-            "type": "string",
-            "enum": list(UNITS),
-            "description": "what to report (default all): days, weeks, whole calendar months or "
-            "years, business_days (Mon-Fri), or all of them",
-        },
-        "holidays": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[business_days] extra dates (YYYY-MM-DD) that are not working days",
-        },
-    },
-    "required": ["start", "end"],
-}
-
-
-@tool(
-    "toolkit_date_diff",
-    "Exact difference between two dates or date-times: days, weeks, whole calendar months and "
-    "years (e.g. '1 year, 2 months, 14 days'), and business days (Monday-Friday, counting the "
-    "start day but not the end day, minus optional holidays). Use it rather than counting by "
-    "hand. If end is before start the result is negative. With times of day the hours and "
-    "minutes are reported too.",
-    DIFF_PARAMETERS,
-    concurrency_safe=True,
-)
+@tool("toolkit_date_diff", concurrency_safe=True)
 def toolkit_date_diff(
     ctx: ToolContext,
     start: str,
     end: str,
-    unit: str = "all",
+    unit: Unit = "all",
     holidays: list[str] | None = None,
 ) -> str:
+    """Exact difference between two dates or date-times: days, weeks, whole calendar months
+    and years (e.g. '1 year, 2 months, 14 days'), and business days (Monday-Friday, counting
+    the start day but not the end day, minus optional holidays). Use it rather than counting
+    by hand. If end is before start the result is negative. With times of day the hours and
+    minutes are reported too.
+
+    Args:
+        start: first date: YYYY-MM-DD, or an ISO date-time YYYY-MM-DDTHH:MM[:SS][+08:00], or
+            'today' / 'now'
+        end: second date, written like start
+        unit: what to report (default all): days, weeks, whole calendar months or years,
+            business_days (Mon-Fri), or all of them
+        holidays: [business_days] extra dates (YYYY-MM-DD) that are not working days
+    """
     if unit not in UNITS:
         raise ToolError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}")
     given = parse_when(start), parse_when(end)
@@ -199,39 +185,7 @@ def _plural(count: int, word: str) -> str:
 # ---- toolkit_date_add ------------------------------------------------------------------------
 
 
-ADD_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "date": {"type": "string", "description": f"the starting point: {DATE_DESCRIPTION}"},
-        "years": {"type": "integer", "description": "years to add (negative to subtract)"},
-        "months": {"type": "integer", "description": "calendar months to add"},
-        "weeks": {"type": "integer", "description": "weeks to add"},
-        "days": {"type": "integer", "description": "days to add"},
-        "hours": {"type": "integer", "description": "hours to add"},
-        "minutes": {"type": "integer", "description": "minutes to add"},
-        "business_days": {
-            "type": "integer",
-            "description": "working days (Mon-Fri) to add after everything else",
-        },
-        "holidays": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[business_days] extra dates (YYYY-MM-DD) to skip",
-        },
-    },
-    "required": ["date"],
-}
-
-
-@tool(
-    "toolkit_date_add",
-    "Add (or, with negative numbers, subtract) years, months, weeks, days, hours, minutes and "
-    "business days to a date, e.g. 'what date is 90 days after 2024-12-25' or '10 working "
-    "days from today'. Months and years keep the day of the month, clamped to the month's end "
-    "(2024-01-31 + 1 month = 2024-02-29). Returns the resulting date and its weekday.",
-    ADD_PARAMETERS,
-    concurrency_safe=True,
-)
+@tool("toolkit_date_add", concurrency_safe=True)
 def toolkit_date_add(
     ctx: ToolContext,
     date: str,
@@ -244,6 +198,23 @@ def toolkit_date_add(
     business_days: int = 0,
     holidays: list[str] | None = None,
 ) -> str:
+    """Add (or, with negative numbers, subtract) years, months, weeks, days, hours, minutes
+    and business days to a date, e.g. 'what date is 90 days after 2024-12-25' or '10 working
+    days from today'. Months and years keep the day of the month, clamped to the month's end
+    (2024-01-31 + 1 month = 2024-02-29). Returns the resulting date and its weekday.
+
+    Args:
+        date: the starting point: YYYY-MM-DD, or an ISO date-time
+            YYYY-MM-DDTHH:MM[:SS][+08:00], or 'today' / 'now'
+        years: years to add (negative to subtract)
+        months: calendar months to add
+        weeks: weeks to add
+        days: days to add
+        hours: hours to add
+        minutes: minutes to add
+        business_days: working days (Mon-Fri) to add after everything else
+        holidays: [business_days] extra dates (YYYY-MM-DD) to skip
+    """
     start = parse_when(date)
     result: dt.date | dt.datetime = start
     if hours or minutes:
