@@ -6,18 +6,21 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .._version import __version__
 from ..config import Config, load_config
 from ..redact import guard_logs
-from ..runtime import config_secrets
+from ..runtime import Runtime, config_secrets
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .mcpwait import report_failures, wait_for_mcp
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter, TurnRecorder
 from .topics import find_topic, last_topic, pick_topic, print_history, topic_line
+
+T = TypeVar("T")
 
 
 def load(args: argparse.Namespace) -> Config:
@@ -68,7 +71,6 @@ async def _run_turn(
     recorder: TurnRecorder,
     printer: TerminalPrinter | None,
 ) -> None:
-    from ..runtime import Runtime
     from ..shell.orphans import reap_orphans
 
     runtime = Runtime(config)
@@ -122,7 +124,6 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     """The tools a turn can use: the runtime's toolkit (bundled, the user's own, MCP)."""
-    from ..runtime import Runtime
 
     runtime = Runtime(load(args))
     try:
@@ -186,7 +187,6 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
 
 
 async def _run_scheduler(config: Config) -> None:
-    from ..runtime import Runtime
     from ..scheduler.service import run_headless
 
     def ready(count: int) -> None:
@@ -207,7 +207,6 @@ async def _run_scheduler(config: Config) -> None:
 def cmd_tasks(args: argparse.Namespace) -> int:
     """The scheduler tool's actions from the command line (same checks, same output)."""
     from ..errors import ToolError
-    from ..runtime import Runtime
     from ..scheduler.errors import TaskError
     from ..scheduler.service import TaskService
     from ..toolkit.context import ToolContext
@@ -217,7 +216,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     runtime = Runtime(config)
     options = ("name", "schedule", "prompt", "tz", "kind", "timeout", "notify")
     given = {key: getattr(args, key) for key in options}
-    given["command"] = args.shell_command
+    given.update(command=args.shell_command, id=args.id, count=args.count)
     try:
         if args.action == "test" and args.id and not given["schedule"]:
             # `tasks test NAME`: the named task's schedule
@@ -225,10 +224,18 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             given.update(schedule=task.schedule, tz=given["tz"] or task.tz)
         # no toolkit here: loading it would start the configured MCP servers for nothing
         ctx = ToolContext(config.workspace, config.home, store=runtime.store, runtime=runtime)
-        print(toolkit_scheduler(ctx, args.action, id=args.id, count=args.count, **given))
+        print(asyncio.run(_closing(runtime, toolkit_scheduler(ctx, args.action, **given))))
     except (ToolError, TaskError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         runtime.close_store()
     return EXIT_OK
+
+
+async def _closing(runtime: Runtime, work: Awaitable[T]) -> T:
+    """``await work``, then close the runtime's network clients on the same loop."""
+    try:
+        return await work
+    finally:
+        await runtime.aclose()

@@ -1,8 +1,8 @@
 """`BackgroundLoop`: one event loop in one thread, for code that is called from other threads.
 
-MCP connections live on an event loop (subprocess pipes, HTTP streams, reader tasks), but tool
-functions run in worker threads, one call per thread. Every connection stays on this one loop;
-callers hand it coroutines and block on the result.
+MCP connections live on an event loop (subprocess pipes, HTTP streams, reader tasks) that must
+outlive the callers' loops. Every connection stays on this one loop; callers hand it coroutines
+and block on the result (``run``, from threads) or await it (``wait``, from another loop).
 """
 
 from __future__ import annotations
@@ -44,6 +44,15 @@ class BackgroundLoop:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
+            raise McpTimeout(f"no result within {timeout:g}s") from None
+
+    async def wait(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """:meth:`run` for a caller on another event loop: awaits the result without blocking
+        that loop. Cancelling the caller cancels the coroutine on this loop."""
+        future = self.submit(coroutine)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except asyncio.TimeoutError:
             raise McpTimeout(f"no result within {timeout:g}s") from None
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:

@@ -10,17 +10,20 @@ crashed is started again by the next call to one of its tools, after a backoff t
 each consecutive failure; after ``max_restarts`` failures in a row it stays failed until
 ``restart`` is asked for (``toolkit_mcp action=restart``).
 
-All connections live on one event loop in one background thread (`BackgroundLoop`). Tool
-functions run in the executor's worker threads and block on that loop; they never start a loop
-of their own.
+All connections live on one event loop in one background thread (`BackgroundLoop`), the one
+bridge between event loops in the package: connections must outlive any one caller's loop (the
+CLI runs each command on a loop of its own). The tools' functions are ``async``: the executor
+awaits them on the turn's loop while the call runs on this one; synchronous callers block on
+``call_tool``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,20 +153,27 @@ class McpManager:
     def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> str:
-        """Call ``tool`` on ``server`` and return its text. Raises ToolError when it fails."""
+        """Call ``tool`` on ``server`` and return its text, from synchronous code.
+
+        Raises ToolError when the tool fails, McpError when the server cannot be reached."""
         record = self._record(server)
         limit = timeout or record.config.timeout or self.request_timeout
-        try:
+        with _named_errors(record):
             result = self._loop.run(self._call(record, tool, arguments, limit), self._outer(limit))
-        except McpError as exc:  # a timeout or a transport error names the command line
-            text = _clean(record, str(exc))
-            if text != str(exc):
-                exc.args = (text,)
-            raise
-        if result.is_error:
-            text = _clean(record, result.text)
-            raise ToolError(f"MCP tool {tool!r} on server {server!r} failed: {text}")
-        return _clean(record, result.text)
+        return _result_text(record, server, tool, result)
+
+    async def acall_tool(
+        self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> str:
+        """:meth:`call_tool` for code on another event loop (the tool functions the toolkit
+        awaits): the call runs on this manager's loop while the caller's loop stays free."""
+        record = self._record(server)
+        limit = timeout or record.config.timeout or self.request_timeout
+        with _named_errors(record):
+            result = await self._loop.wait(
+                self._call(record, tool, arguments, limit), self._outer(limit)
+            )
+        return _result_text(record, server, tool, result)
 
     def restart(self, server: str) -> ServerStatus:
         """Stop the server if it runs, forget its failures, and start it again."""
@@ -337,8 +347,8 @@ class McpManager:
             _sync(toolkit, record)
 
     def _tool_func(self, server: str, tool: str) -> Any:
-        def run(_ctx: Any, /, **arguments: Any) -> str:
-            return self.call_tool(server, tool, arguments)
+        async def run(_ctx: Any, /, **arguments: Any) -> str:
+            return await self.acall_tool(server, tool, arguments)
 
         return run
 
@@ -384,6 +394,25 @@ def _unregister_ours(toolkit: Toolkit, name: str, server: str) -> None:
     existing = toolkit.get(name)
     if existing is not None and existing.module == f"mcp:{server}":
         toolkit.unregister(name)
+
+
+@contextlib.contextmanager
+def _named_errors(record: _Server) -> Iterator[None]:
+    """A timeout or a transport error names the command line; cleaned of secrets here."""
+    try:
+        yield
+    except McpError as exc:
+        text = _clean(record, str(exc))
+        if text != str(exc):
+            exc.args = (text,)
+        raise
+
+
+def _result_text(record: _Server, server: str, tool: str, result: Any) -> str:
+    if result.is_error:
+        text = _clean(record, result.text)
+        raise ToolError(f"MCP tool {tool!r} on server {server!r} failed: {text}")
+    return _clean(record, result.text)
 
 
 def _clean(record: _Server, text: str) -> str:

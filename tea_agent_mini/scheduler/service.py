@@ -233,25 +233,12 @@ class TaskService:
         runner = getattr(self.runtime, "scheduler", None)
         return runner if isinstance(runner, SchedulerRunner) and runner.is_running else None
 
-    def run_now(self, ref: int | str) -> TaskRun:
-        """Run the task now and wait for the outcome; for synchronous code (tool threads).
+    async def arun_now(self, ref: int | str) -> TaskRun:
+        """Run the task now and wait for the outcome (REST routes, the scheduler tool, the CLI).
 
         Raises:
             TaskNotFound, TaskBusy (already running), TaskError (no runtime to run it with).
         """
-        from ..toolkit.modelcall import run_sync
-
-        task = self.get(ref)
-        runner = self.runner()
-        if runner is not None and runner.loop is not None:
-            if _current_loop() is runner.loop:
-                raise TaskError("run_now would block the scheduler's event loop; use arun_now")
-            future = asyncio.run_coroutine_threadsafe(runner.run_now(task.id), runner.loop)
-            return future.result()
-        return run_sync(lambda: self._run_detached(task.id))
-
-    async def arun_now(self, ref: int | str) -> TaskRun:
-        """:meth:`run_now` for code running on an event loop (REST routes, the CLI)."""
         task = await asyncio.to_thread(self.get, ref)
         runner = self.runner()
         if runner is None or runner.loop is None:
@@ -266,8 +253,8 @@ class TaskService:
         (status ``running``); :meth:`history` shows how it goes on and ends.
 
         Raises:
-            TaskNotFound, TaskBusy: as :meth:`run_now`.
-            TaskError: no scheduler runs in this process (``run_now`` then).
+            TaskNotFound, TaskBusy: as :meth:`arun_now`.
+            TaskError: no scheduler runs in this process (``arun_now`` then).
         """
         task = await asyncio.to_thread(self.get, ref)
         runner = self.runner()
@@ -279,13 +266,17 @@ class TaskService:
         return await asyncio.wrap_future(future)
 
     async def _run_detached(self, task_id: int) -> TaskRun:
-        """Run without a started scheduler, on a runtime of its own: model clients belong to
-        the event loop that made them, and this may be a different loop."""
+        """Run without a started scheduler. Called on the runtime's own event loop (a tool, a
+        route, the CLI), so the runtime's model clients can serve the run; a host that is not a
+        full Runtime gets one of its own for the run."""
         from ..runtime import Runtime
         from .execute import TaskExecutor
 
         if self.runtime is None:
             raise TaskError("running a task needs the agent runtime, which is not available here")
+        if isinstance(self.runtime, Runtime):
+            runner = SchedulerRunner(self.store, TaskExecutor(self.runtime), self.clock)
+            return await runner.run_now(task_id)
         runtime = Runtime(self.runtime.config)
         try:
             runner = SchedulerRunner(self.store, TaskExecutor(runtime), self.clock)

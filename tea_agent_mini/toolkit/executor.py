@@ -7,6 +7,7 @@ base: a tool may fail in any way, and the model must always get an answer it can
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import time
@@ -26,7 +27,8 @@ SKILLS_TOOL = "toolkit_skills"
 
 
 class ToolExecutor:
-    """Runs tool calls in worker threads, at most ``max_parallel`` at a time."""
+    """Runs tool calls, at most ``max_parallel`` at a time: ``async def`` tools on the event
+    loop, plain functions in worker threads."""
 
     def __init__(
         self,
@@ -120,7 +122,10 @@ class ToolExecutor:
             await self._check_approval(spec, arguments)
         async with self._semaphore():
             try:
-                result = await asyncio.to_thread(spec.func, self.context, **arguments)
+                if inspect.iscoroutinefunction(spec.func):
+                    result = await spec.func(self.context, **arguments)
+                else:
+                    result = await asyncio.to_thread(spec.func, self.context, **arguments)
             except asyncio.CancelledError:
                 self.context.cancel_event.set()  # lets a running command stop early
                 raise

@@ -1,16 +1,14 @@
 """Calling the model endpoint from inside a tool.
 
-Tools run in worker threads (``asyncio.to_thread``), while the runtime's pooled clients belong to
-the main event loop; a tool therefore builds a fresh client from the model's config and runs it
-on its own short-lived loop.
+A tool that calls the model is ``async def`` (the executor awaits it on the turn's event loop)
+and builds a fresh client from the model's config, so a tool's settings (fewer retries, another
+endpoint) never touch the runtime's pooled clients.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from tea_agent_mini.errors import ConfigError, LLMError, ToolError
 from tea_agent_mini.redact import mask_url
@@ -40,25 +38,16 @@ def main_model_config(ctx: ToolContext) -> ModelConfig:
         raise ToolError(f"no model is configured: {exc}") from exc
 
 
-def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``make()`` to completion from synchronous code, even in a thread whose loop runs."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
+async def call_model(config: ModelConfig, call: Callable[[OpenAIChatClient], Awaitable[T]]) -> T:
+    """``await call(client)`` with a fresh client for ``config``; LLM errors become ToolErrors.
 
-
-def call_model(config: ModelConfig, call: Callable[[OpenAIChatClient], Awaitable[T]]) -> T:
-    """``await call(client)`` with a fresh client for ``config``; LLM errors become ToolErrors."""
+    Tools that call the model are ``async def``: they run on the turn's event loop, so no
+    second loop or thread is needed.
+    """
     from tea_agent_mini.llm.client import OpenAIChatClient
 
-    async def main() -> T:
+    try:
         async with OpenAIChatClient(config) as client:
             return await call(client)
-
-    try:
-        return run_sync(main)
     except LLMError as exc:
         raise ToolError(f"the model endpoint {mask_url(config.api_url)} failed: {exc}") from exc

@@ -105,6 +105,8 @@ def tool(
     the executor awaits it on the event loop instead of running it in a worker thread.
     """
     actions = frozenset(mutating_actions) if mutating_actions is not None else None
+    if parameters is not None:
+        _check_spec(name, parameters)  # at once: a bad schema fails where it is written
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         text, schema = description, parameters

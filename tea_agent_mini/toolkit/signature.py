@@ -88,7 +88,9 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             summary.append(line)
         elif section == "args":
             current, indent = _argument_line(line, arguments, current, indent)
-    return _join_paragraphs(summary), {key: " ".join(text.split()) for key, text in arguments.items()}
+    return _join_paragraphs(summary), {
+        key: " ".join(text.split()) for key, text in arguments.items()
+    }
 
 
 def _argument_line(
@@ -167,9 +169,13 @@ def _union_schema(args: tuple[Any, ...]) -> dict[str, Any]:
     if len(members) == 1:
         return _type_schema(members[0])  # Optional[T]: absence is the None
     schemas = [_type_schema(member) for member in members]
-    kinds = [schema.get("type") for schema in schemas]
-    if all(isinstance(kind, str) for kind in kinds) and all(len(s) == 1 for s in schemas):
-        return {"type": kinds}
+    merged: dict[str, Any] = {"type": [schema.get("type") for schema in schemas]}
+    for schema in schemas:
+        for key, value in schema.items():
+            if key != "type" and merged.setdefault(key, value) != value:
+                return {"anyOf": schemas}  # two members disagree about a keyword
+    if all(isinstance(kind, str) for kind in merged["type"]):
+        return merged  # list[str] | str -> {"type": ["array", "string"], "items": ...}
     return {"anyOf": schemas}
 
 

@@ -6,7 +6,7 @@ hands to tools as ``ToolContext.mcp`` (``Runtime.tool_context``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -15,39 +15,23 @@ from tea_agent_mini.toolkit.registry import tool
 if TYPE_CHECKING:
     from tea_agent_mini.mcp.manager import McpManager, ServerStatus
 
-ACTIONS = ("list", "status", "restart")
-
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "list: every server with its state and tools; status: details of one "
-            "server (or all), including its last error; restart: stop and start a server again "
-            "(also one that gave up after repeated crashes)",
-        },
-        "server": {
-            "type": "string",
-            "description": "[status/restart] the server's name as configured",
-        },
-    },
-    "required": ["action"],
-}
+Action = Literal["list", "status", "restart"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 
 
-@tool(
-    "toolkit_mcp",
-    "Show the MCP (Model Context Protocol) servers configured in mcp_servers.json or config.yaml: "
-    "their state (starting, ready, failed, stopped) and the tools they provide, which are "
-    "callable as mcp_<server>_<tool>. A crashed server restarts by itself on the next call to "
-    "one of its tools; use restart when it has given up or after fixing its configuration.",
-    PARAMETERS,
-    concurrency_safe=False,
-    mutates=True,
-    mutating_actions={"restart"},
-)
-def toolkit_mcp(ctx: ToolContext, action: str, server: str | None = None) -> str:
+@tool("toolkit_mcp", mutates=True, mutating_actions={"restart"})
+def toolkit_mcp(ctx: ToolContext, action: Action, server: str | None = None) -> str:
+    """Show the MCP (Model Context Protocol) servers configured in mcp_servers.json or
+    config.yaml: their state (starting, ready, failed, stopped) and the tools they provide, which
+    are callable as mcp_<server>_<tool>. A crashed server restarts by itself on the next call to
+    one of its tools; use restart when it has given up or after fixing its configuration.
+
+    Args:
+        action: list: every server with its state and tools; status: details of one server (or
+            all), including its last error; restart: stop and start a server again (also one
+            that gave up after repeated crashes)
+        server: [status/restart] the server's name as configured
+    """
     manager = manager_of(ctx)
     if action == "list":
         return render_list(manager)

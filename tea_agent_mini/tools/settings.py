@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from tea_agent_mini.errors import ToolError
@@ -119,32 +119,23 @@ def _setting(key: str | None) -> Setting:
     return setting
 
 
-@tool(
-    "toolkit_config",
-    "Read or change runtime settings of this agent (a fixed list: iteration limit, approval "
-    "policy, command timeout, output limit, model temperature and token limits). set changes "
-    "the running agent only (not config.yaml) and is recorded; history shows the changes. "
-    "Keys and secrets are never shown.",
-    {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": ["list", "get", "set", "history"],
-                "description": "list the runtime keys, get or set one, or show the change history",
-            },
-            "key": {"type": "string", "description": "[get/set] e.g. agent.max_iterations"},
-            "value": {
-                "type": ["string", "number", "integer", "null"],
-                "description": "[set] the new value (null: back to the provider default)",
-            },
-        },
-        "required": ["action"],
-    },
-    mutates=True,
-    mutating_actions=("set",),
-)
-def toolkit_config(ctx: ToolContext, action: str, key: str | None = None, value: Any = None) -> str:
+@tool("toolkit_config", mutates=True, mutating_actions=("set",))
+def toolkit_config(
+    ctx: ToolContext,
+    action: Literal["list", "get", "set", "history"],
+    key: str | None = None,
+    value: Annotated[Any, {"type": ["string", "number", "integer", "null"]}] = None,
+) -> str:
+    """Read or change runtime settings of this agent (a fixed list: iteration limit, approval
+    policy, command timeout, output limit, model temperature and token limits). set changes the
+    running agent only (not config.yaml) and is recorded; history shows the changes. Keys and
+    secrets are never shown.
+
+    Args:
+        action: list the runtime keys, get or set one, or show the change history
+        key: [get/set] e.g. agent.max_iterations
+        value: [set] the new value (null: back to the provider default)
+    """
     config = require_runtime(ctx).config
     if action == "list":
         lines = ["Runtime settings (change with action 'set'):"]
@@ -209,14 +200,10 @@ def _history(ctx: ToolContext) -> str:
 # ---- where things are, which models -------------------------------------------------------
 
 
-@tool(
-    "toolkit_get_config_path",
-    "Where this agent keeps its files: home directory, active config file and profile, "
-    "database, workspace, and the folders for tools, skills, commands and the knowledge base.",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_get_config_path", concurrency_safe=True)
 def toolkit_get_config_path(ctx: ToolContext) -> dict[str, Any]:
+    """Where this agent keeps its files: home directory, active config file and profile,
+    database, workspace, and the folders for tools, skills, commands and the knowledge base."""
     from tea_agent_mini.config import list_profiles, profile_path
 
     config = require_runtime(ctx).config
@@ -274,34 +261,23 @@ def models_overview(config: Config) -> dict[str, Any]:
     }
 
 
-@tool(
-    "toolkit_get_models",
-    "The models this agent is configured to use (main, cheap, embedding): names, endpoints, "
-    "limits. API keys are never shown.",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_get_models", concurrency_safe=True)
 def toolkit_get_models(ctx: ToolContext) -> dict[str, Any]:
+    """The models this agent is configured to use (main, cheap, embedding): names, endpoints,
+    limits. API keys are never shown."""
     return models_overview(require_runtime(ctx).config)
 
 
-@tool(
-    "toolkit_list_provider_models",
-    "Ask the model provider's endpoint (GET /models) which models it offers, e.g. to pick a "
-    "model name or check that the configured one exists.",
-    {
-        "type": "object",
-        "properties": {
-            "which": {
-                "type": "string",
-                "enum": ["main", "cheap"],
-                "description": "whose endpoint to ask (default main)",
-            }
-        },
-    },
-    concurrency_safe=True,
-)
-def toolkit_list_provider_models(ctx: ToolContext, which: str = "main") -> dict[str, Any]:
+@tool("toolkit_list_provider_models", concurrency_safe=True)
+async def toolkit_list_provider_models(
+    ctx: ToolContext, which: Literal["main", "cheap"] = "main"
+) -> dict[str, Any]:
+    """Ask the model provider's endpoint (GET /models) which models it offers, e.g. to pick a
+    model name or check that the configured one exists.
+
+    Args:
+        which: whose endpoint to ask (default main)
+    """
     config = require_runtime(ctx).config
     model = config.cheap if which == "cheap" else config.main_model
     if not model.api_url:
@@ -312,7 +288,7 @@ def toolkit_list_provider_models(ctx: ToolContext, which: str = "main") -> dict[
     async def ask(client: Any) -> list[str]:
         return await client.list_models()
 
-    names = call_model(quick, ask)
+    names = await call_model(quick, ask)
     return {
         "endpoint": public_url(model.api_url),
         "models": names,
@@ -321,16 +297,14 @@ def toolkit_list_provider_models(ctx: ToolContext, which: str = "main") -> dict[
     }
 
 
-@tool(
-    "toolkit_toggle_reasoning",
-    "Show or hide the model's reasoning (thinking) in the chat display. Without 'show' the "
-    "setting is flipped.",
-    {
-        "type": "object",
-        "properties": {"show": {"type": "boolean", "description": "true: show, false: hide"}},
-    },
-)
+@tool("toolkit_toggle_reasoning")
 def toolkit_toggle_reasoning(ctx: ToolContext, show: bool | None = None) -> str:
+    """Show or hide the model's reasoning (thinking) in the chat display. Without 'show' the
+    setting is flipped.
+
+    Args:
+        show: true: show, false: hide
+    """
     store = require_store(ctx)
     current = bool(store.state.get(RUNTIME_SCOPE, REASONING_KEY, False))
     new = (not current) if show is None else bool(show)

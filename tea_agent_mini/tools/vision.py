@@ -6,6 +6,7 @@ an http(s) URL is passed on for the provider to fetch.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any
 
@@ -61,27 +62,23 @@ def image_part(ctx: ToolContext, image_path: str | None, url: str | None) -> dic
     return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
 
 
-@tool(
-    "toolkit_vision_analyze",
-    "Look at an image with the vision-capable model: describe it, read its text, answer a "
-    "question about it. Give a workspace file ('image_path': PNG, JPEG, GIF, WebP or BMP, up to "
-    "10 MiB) or an http(s) 'url', and optionally a 'prompt' saying what to look for.",
-    {
-        "type": "object",
-        "properties": {
-            "image_path": {"type": "string", "description": "an image file in the workspace"},
-            "url": {"type": "string", "description": "an http(s) URL of an image"},
-            "prompt": {"type": "string", "description": "what to find out about the image"},
-        },
-    },
-)
-def toolkit_vision_analyze(
+@tool("toolkit_vision_analyze")
+async def toolkit_vision_analyze(
     ctx: ToolContext,
     image_path: str | None = None,
     url: str | None = None,
     prompt: str | None = None,
 ) -> str:
-    part = image_part(ctx, image_path, url)
+    """Look at an image with the vision-capable model: describe it, read its text, answer a
+    question about it. Give a workspace file ('image_path': PNG, JPEG, GIF, WebP or BMP, up to
+    10 MiB) or an http(s) 'url', and optionally a 'prompt' saying what to look for.
+
+    Args:
+        image_path: an image file in the workspace
+        url: an http(s) URL of an image
+        prompt: what to find out about the image
+    """
+    part = await asyncio.to_thread(image_part, ctx, image_path, url)
     config = main_model_config(ctx)
     text = (prompt or "").strip() or DEFAULT_PROMPT
     messages = [{"role": "user", "content": [{"type": "text", "text": text}, part]}]
@@ -90,7 +87,7 @@ def toolkit_vision_analyze(
         return await client.complete(messages)
 
     try:
-        completion = call_model(config, ask)
+        completion = await call_model(config, ask)
     except ToolError as exc:
         raise ToolError(
             f"{exc} (if the model '{config.model_name}' cannot read images, configure a "

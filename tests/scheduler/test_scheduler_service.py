@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tea_agent_mini.errors import TeaAgentError
@@ -170,4 +172,4 @@ def test_preview_lists_fire_times_without_saving(service):
 def test_run_now_without_a_runtime_says_so(service):
     task = service.add("job", "hourly:00", command="true")
     with pytest.raises(TaskError, match="needs the agent runtime"):
-        service.run_now(task.id)
+        asyncio.run(service.arun_now(task.id))

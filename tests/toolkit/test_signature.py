@@ -129,9 +129,16 @@ def test_an_unmappable_type_names_the_way_out() -> None:
         property_schema(complex)
 
 
-def test_mixed_unions_use_any_of_and_literal_ints_keep_their_type() -> None:
+def test_unions_merge_their_types_unless_keywords_clash_and_literal_ints_keep_their_type() -> None:
     assert property_schema(list[str] | str) == {
-        "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
+        "type": ["array", "string"],
+        "items": {"type": "string"},
+    }
+    assert property_schema(list[str] | list[int]) == {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "items": {"type": "integer"}},
+        ]
     }
     assert property_schema(Literal[1, 2]) == {"type": "integer", "enum": [1, 2]}
 

@@ -371,3 +371,59 @@ def test_one_executor_works_across_event_loops(ctx):
     for _ in range(2):
         results = run(executor.run_many([call("echo", {"text": str(i)}) for i in range(3)]))
         assert [r.output for r in results] == ["0", "1", "2"]
+
+
+def test_async_tools_are_awaited_on_the_turns_event_loop(ctx):
+    seen = {}
+
+    @tool("fetchish", "d", OBJECT, concurrency_safe=True)
+    async def fetchish(ctx):
+        seen["loop"] = asyncio.get_running_loop()
+        seen["thread"] = threading.current_thread()
+        await asyncio.sleep(0)
+        return {"ok": True}
+
+    executor = ToolExecutor(make_toolkit(fetchish), ctx)
+
+    async def scenario():
+        result = await executor.run(call("fetchish"))
+        return result, asyncio.get_running_loop()
+
+    result, loop = run(scenario())
+    assert result.ok and json.loads(result.output) == {"ok": True}
+    assert seen["loop"] is loop
+    assert seen["thread"] is threading.main_thread()
+
+
+def test_a_cancelled_turn_cancels_an_async_tool_and_signals_running_commands(ctx):
+    state = {"cancelled": False}
+
+    @tool("waiter", "d", OBJECT)
+    async def waiter(ctx):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            state["cancelled"] = True
+            raise
+        return "late"
+
+    executor = ToolExecutor(make_toolkit(waiter), ctx)
+
+    async def scenario():
+        task = asyncio.create_task(executor.run(call("waiter")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        run(scenario())
+    assert state["cancelled"] and ctx.cancel_event.is_set()
+
+
+def test_an_async_tools_failure_becomes_a_result(ctx):
+    @tool("sour", "d", OBJECT)
+    async def sour(ctx):
+        raise ToolError("no luck")
+
+    result = run(ToolExecutor(make_toolkit(sour), ctx).run(call("sour")))
+    assert not result.ok and result.error == "no luck"

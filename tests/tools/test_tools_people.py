@@ -146,7 +146,7 @@ def test_vision_sends_a_workspace_image_to_the_model(runtime, scripted_server, w
 def test_vision_passes_a_url_through(runtime, scripted_server):
     scripted_server.push(Reply(text="A cat."))
     ctx = runtime.tool_context(None)
-    answer = toolkit_vision_analyze(ctx, url="https://example.com/cat.jpg")
+    answer = asyncio.run(toolkit_vision_analyze(ctx, url="https://example.com/cat.jpg"))
     assert answer == "A cat."
     part = scripted_server.requests[-1]["messages"][0]["content"][1]
     assert part == {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}}
@@ -159,7 +159,7 @@ def test_vision_reports_a_model_that_refuses_images(runtime, scripted_server):
     scripted_server.push(Reply(status=400, error_message="image input is not supported"))
     ctx = runtime.tool_context(None)
     with pytest.raises(ToolError, match="image input is not supported") as info:
-        toolkit_vision_analyze(ctx, url="https://example.com/cat.jpg")
+        asyncio.run(toolkit_vision_analyze(ctx, url="https://example.com/cat.jpg"))
     assert "configure a vision-capable main model" in str(info.value)
 
 
@@ -180,18 +180,18 @@ def test_vision_input_errors(runtime, workspace, monkeypatch, setup, kwargs, fra
     if setup is not None:
         (workspace / setup[0]).write_bytes(setup[1])
     with pytest.raises(ToolError, match=fragment):
-        toolkit_vision_analyze(runtime.tool_context(None), **kwargs)
+        asyncio.run(toolkit_vision_analyze(runtime.tool_context(None), **kwargs))
 
 
 def test_vision_without_a_runtime_or_a_model(ctx, workspace, write_config):
     (workspace / "red.png").write_bytes(tiny_png())
     with pytest.raises(ToolError, match="needs the agent runtime"):
-        toolkit_vision_analyze(ctx, image_path="red.png")
+        asyncio.run(toolkit_vision_analyze(ctx, image_path="red.png"))
     write_config({"agent": {"workspace": str(workspace)}})
     runtime = Runtime(load_config())
     try:
         with pytest.raises(ToolError, match="no model is configured"):
-            toolkit_vision_analyze(runtime.tool_context(None), image_path="red.png")
+            asyncio.run(toolkit_vision_analyze(runtime.tool_context(None), image_path="red.png"))
     finally:
         runtime.close_store()
 

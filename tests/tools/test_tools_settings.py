@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import sys
@@ -153,7 +154,7 @@ def test_public_url_drops_credentials(url, shown):
     assert public_url(url) == shown
 
 
-def test_list_provider_models_from_a_worker_thread(ctx, scripted_server):
+def test_list_provider_models_through_the_executor(ctx, scripted_server):
     result = run_tool(ctx, "settings", "toolkit_list_provider_models")
     assert result.ok, result.error
     data = json.loads(result.output)
@@ -161,17 +162,15 @@ def test_list_provider_models_from_a_worker_thread(ctx, scripted_server):
     assert data["configured_offered"] is True
 
 
-def test_list_provider_models_inside_a_running_loop(ctx):
-    async def main():
-        return toolkit_list_provider_models(ctx)
-
-    assert asyncio.run(main())["models"] == ["scripted-model"]
+def test_list_provider_models_is_awaited_on_the_callers_loop(ctx):
+    assert inspect.iscoroutinefunction(toolkit_list_provider_models)
+    assert asyncio.run(toolkit_list_provider_models(ctx))["models"] == ["scripted-model"]
 
 
 def test_list_provider_models_reports_a_dead_endpoint(ctx, scripted_server):
     scripted_server.stop()
     with pytest.raises(ToolError, match="failed"):
-        toolkit_list_provider_models(ctx)
+        asyncio.run(toolkit_list_provider_models(ctx))
 
 
 def test_runtime_tools_need_the_runtime(workspace, tea_home):
