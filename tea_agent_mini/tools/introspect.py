@@ -74,15 +74,11 @@ def features(ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-@tool(
-    "toolkit_harness_schema",
-    "A machine-readable description of this agent: version, every tool (with whether it "
-    "changes things and can run in parallel), the configured models (no keys) and the "
-    "available features (SQLite FTS5, git, ...).",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_harness_schema", concurrency_safe=True)
 def toolkit_harness_schema(ctx: ToolContext) -> dict[str, Any]:
+    """A machine-readable description of this agent: version, every tool (with whether it
+    changes things and can run in parallel), the configured models (no keys) and the available
+    features (SQLite FTS5, git, ...)."""
     from tea_agent_mini._version import __version__
 
     toolkit = _toolkit(ctx)
@@ -151,14 +147,10 @@ def store_report(store: Store | None) -> dict[str, Any]:
     }
 
 
-@tool(
-    "toolkit_self_report",
-    "How this agent process is doing: version, process id and uptime, Python and platform, "
-    "memory in use, database size, number of conversations and messages, number of tools.",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_self_report", concurrency_safe=True)
 def toolkit_self_report(ctx: ToolContext) -> dict[str, Any]:
+    """How this agent process is doing: version, process id and uptime, Python and platform,
+    memory in use, database size, number of conversations and messages, number of tools."""
     from tea_agent_mini._version import __version__
 
     toolkit = _toolkit(ctx)

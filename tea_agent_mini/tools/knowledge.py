@@ -11,6 +11,7 @@ import datetime as dt
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.terms import keyword_terms, normalise_text
@@ -18,7 +19,8 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools.mdfiles import read_document, slugify, string_list, write_document
 
-ACTIONS = ("add", "get", "search", "list", "delete")
+Action = Literal["add", "get", "search", "list", "delete"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 MAX_CONTENT = 256 * 1024
 SNIPPET = 160
 TITLE_WEIGHT, TAG_WEIGHT, PHRASE_BONUS = 5.0, 3.0, 4.0
@@ -109,47 +111,30 @@ def snippet(body: str, query: str) -> str:
     return prefix + piece + suffix
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "add (or update) a note, get one, search by keywords, list all "
-            "(optionally by tags), or delete one",
-        },
-        "title": {"type": "string", "description": "[add/get/delete] the note's title"},
-        "content": {"type": "string", "description": "[add] the note, in Markdown"},
-        "tags": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[add] topic words / [list] only notes carrying all of these",
-        },
-        "query": {"type": "string", "description": "[search] keywords"},
-        "limit": {"type": "integer", "description": "[search] at most this many (default 5)"},
-    },
-    "required": ["action"],
-}
-
-
-@tool(
-    "toolkit_kb",
-    "The user's knowledge base: Markdown notes kept across conversations (how-tos, decisions, "
-    "facts about projects). search finds notes by keywords and shows snippets; get reads one; "
-    "add stores a note (adding with an existing title updates it); list shows all notes.",
-    PARAMETERS,
-    mutates=True,
-    mutating_actions=("add", "delete"),
-)
+@tool("toolkit_kb", mutates=True, mutating_actions=("add", "delete"))
 def toolkit_kb(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     title: str | None = None,
     content: str | None = None,
     tags: list[str] | None = None,
     query: str | None = None,
     limit: int = 5,
 ) -> str:
+    """The user's knowledge base: Markdown notes kept across conversations (how-tos,
+    decisions, facts about projects). search finds notes by keywords and shows snippets; get
+    reads one; add stores a note (adding with an existing title updates it); list shows all
+    notes.
+
+    Args:
+        action: add (or update) a note, get one, search by keywords, list all (optionally by
+            tags), or delete one
+        title: [add/get/delete] the note's title
+        content: [add] the note, in Markdown
+        tags: [add] topic words / [list] only notes carrying all of these
+        query: [search] keywords
+        limit: [search] at most this many (default 5)
+    """
     if action == "add":
         return _add(ctx.home, title, content, tags)
     if action == "search":

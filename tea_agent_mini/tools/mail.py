@@ -89,35 +89,22 @@ def _bare_address(text: str) -> str:
     return parseaddr(text)[1]
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "to": {
-            "type": "string",
-            "description": "recipient address(es), comma-separated, e.g. "
-            "'Ann <ann@example.com>, bob@example.com'",
-        },
-        "subject": {"type": "string", "description": "subject line"},
-        "body": {"type": "string", "description": "the message, plain text"},
-        "cc": {"type": "string", "description": "optional copy recipient(s), comma-separated"},
-    },
-    "required": ["to", "subject", "body"],
-}
-
-
-@tool(
-    "toolkit_send_email",
-    "Send a plain-text email through the user's SMTP server. The server, account and sender "
-    "come from the user's email settings file, never from arguments; if it is missing the "
-    "result says how to create it. Sending cannot be undone: only send what the user asked "
-    "for, to the addresses they gave.",
-    PARAMETERS,
-    requires=("yaml",),
-    mutates=True,
-)
+@tool("toolkit_send_email", requires=("yaml",), mutates=True)
 def toolkit_send_email(
     ctx: ToolContext, to: str, subject: str, body: str, cc: str | None = None
 ) -> str:
+    """Send a plain-text email through the user's SMTP server. The server, account and sender
+    come from the user's email settings file, never from arguments; if it is missing the
+    result says how to create it. Sending cannot be undone: only send what the user asked
+    for, to the addresses they gave.
+
+    Args:
+        to: recipient address(es), comma-separated, e.g.
+            'Ann <ann@example.com>, bob@example.com'
+        subject: subject line
+        body: the message, plain text
+        cc: optional copy recipient(s), comma-separated
+    """
     recipients = parse_addresses(to, "to")
     copies = parse_addresses(cc, "cc") if cc and cc.strip() else []
     if not recipients:

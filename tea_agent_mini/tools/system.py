@@ -15,23 +15,15 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
 
-@tool(
-    "toolkit_gettime",
-    "Current date and time: ISO 8601 timestamp, weekday, time zone and UTC offset. Without "
-    "`timezone` the machine's local zone is used.",
-    {
-        "type": "object",
-        "properties": {
-            "timezone": {
-                "type": "string",
-                "description": "IANA time zone name such as 'Asia/Shanghai', 'Europe/Paris' or "
-                "'UTC' (default: the local zone)",
-            }
-        },
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_gettime", concurrency_safe=True)
 def toolkit_gettime(ctx: ToolContext, timezone: str | None = None) -> dict[str, Any]:
+    """Current date and time: ISO 8601 timestamp, weekday, time zone and UTC offset. Without
+    `timezone` the machine's local zone is used.
+
+    Args:
+        timezone: IANA time zone name such as 'Asia/Shanghai', 'Europe/Paris' or 'UTC'
+            (default: the local zone)
+    """
     now = dt.datetime.now(dt.timezone.utc)
     if timezone:
         now = now.astimezone(_zone(timezone.strip()))
@@ -67,14 +59,10 @@ def _zone(name: str) -> dt.tzinfo:
         ) from exc
 
 
-@tool(
-    "toolkit_os_info",
-    "Describe the machine the agent runs on: operating system, architecture, Python version, "
-    "CPU count, memory, free disk space of the workspace, current directory and workspace.",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_os_info", concurrency_safe=True)
 def toolkit_os_info(ctx: ToolContext) -> dict[str, Any]:
+    """Describe the machine the agent runs on: operating system, architecture, Python version,
+    CPU count, memory, free disk space of the workspace, current directory and workspace."""
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "system": platform.system(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -69,33 +69,8 @@ class Place:
     longitude: float
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "location": {
-            "type": "string",
-            "description": "place name, optionally narrowed with a region or country after a "
-            "comma: 'Berlin', 'Springfield, Illinois', 'Paris, FR', '杭州'",
-        },
-        "latitude": {"type": "number", "description": "latitude in degrees (-90..90)"},
-        "longitude": {"type": "number", "description": "longitude in degrees (-180..180)"},
-        "days": {
-            "type": "integer",
-            "description": f"days of forecast including today, 1-{MAX_DAYS} (default 3)",
-        },
-    },
-    "required": [],
-}
-
-
 @tool(
     "toolkit_weather_my",
-    "Current weather and a daily forecast for a place, from Open-Meteo (free, no key). Give "
-    "either a place name (location) or latitude and longitude. Reports the temperature, "
-    "feels-like temperature, humidity, wind and conditions now, then for each day the "
-    "conditions, minimum and maximum temperature and precipitation (amount and chance), in "
-    "metric units and the place's local time.",
-    PARAMETERS,
     requires=("httpx",),
     concurrency_safe=True,
     keywords="weather forecast rain snow temperature",
@@ -105,8 +80,20 @@ def toolkit_weather_my(
     location: str | None = None,
     latitude: float | None = None,
     longitude: float | None = None,
-    days: int = 3,
+    days: Annotated[int, f"days of forecast including today, 1-{MAX_DAYS} (default 3)"] = 3,
 ) -> str:
+    """Current weather and a daily forecast for a place, from Open-Meteo (free, no key). Give
+    either a place name (location) or latitude and longitude. Reports the temperature,
+    feels-like temperature, humidity, wind and conditions now, then for each day the
+    conditions, minimum and maximum temperature and precipitation (amount and chance), in
+    metric units and the place's local time.
+
+    Args:
+        location: place name, optionally narrowed with a region or country after a comma:
+            'Berlin', 'Springfield, Illinois', 'Paris, FR', '杭州'
+        latitude: latitude in degrees (-90..90)
+        longitude: longitude in degrees (-180..180)
+    """
     if not 1 <= days <= MAX_DAYS:
         raise ToolError(f"days must be between 1 and {MAX_DAYS}, got {days}")
     import httpx

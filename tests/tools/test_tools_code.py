@@ -6,13 +6,18 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.tools.dev.codereview import toolkit_code_review
-from tea_agent_mini.tools.dev.formatting import toolkit_format_code
+from tea_agent_mini.tools.dev.formatting import (
+    FORMATTERS,
+    FormatterChoice,
+    toolkit_format_code,
+)
 from tea_agent_mini.tools.dev.pyreview import review_source
 from tea_agent_mini.tools.dev.testrun import parse_pytest_output, toolkit_run_tests
 
@@ -93,6 +98,10 @@ def test_missing_formatters_are_named(ctx, workspace, empty_path):
     with pytest.raises(ToolError, match="ruff is not installed .*Installed formatters: none"):
         toolkit_format_code(ctx, "ugly.py", formatter="ruff")
     assert (workspace / "ugly.py").read_text() == UGLY
+
+
+def test_formatter_choices_are_auto_and_the_known_formatters():
+    assert get_args(FormatterChoice) == ("auto", *FORMATTERS)
 
 
 # ---- toolkit_code_review -------------------------------------------------------------------

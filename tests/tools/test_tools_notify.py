@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -104,6 +105,12 @@ def test_bad_arguments(ctx, bin_dir):
         notify.toolkit_notify(ctx, title="x", message="y", urgency="loud")
     with pytest.raises(ToolError, match="both empty"):
         notify.toolkit_notify(ctx, title=" ", message="")
+
+
+def test_urgency_enum_matches_notices():
+    assert get_args(notify.Urgency) == notices.URGENCIES
+    schema = notify.toolkit_notify.tool_spec.parameters
+    assert schema["properties"]["urgency"]["enum"] == list(notices.URGENCIES)
 
 
 def test_path_is_read_at_call_time(ctx, bin_dir, tmp_path, monkeypatch):

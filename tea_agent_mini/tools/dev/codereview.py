@@ -6,6 +6,7 @@ import json
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Annotated
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -28,37 +29,25 @@ SAME_AS_RUFF = {
 }
 
 
-@tool(
-    "toolkit_code_review",
-    "Review Python code without running it: compiles each file (syntax errors) and checks "
-    "for unused imports, bare 'except:', mutable default arguments, names shadowing "
-    "builtins, over-long functions and TODO/FIXME comments; when ruff is installed its "
-    "lint findings (project config honoured) are added. `path` is a .py file or a directory "
-    "(.gitignore'd files skipped). Findings are 'path:line: [rule] message'.",
-    {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file or directory (default '.')"},
-            "max_function_lines": {
-                "type": "integer",
-                "description": "report functions longer than this "
-                f"(default {DEFAULT_MAX_FUNCTION_LINES})",
-            },
-            "use_ruff": {
-                "type": "boolean",
-                "description": "add ruff's findings when ruff is installed (default true)",
-            },
-        },
-        "required": [],
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_code_review", concurrency_safe=True)
 def toolkit_code_review(
     ctx: ToolContext,
     path: str = ".",
-    max_function_lines: int = DEFAULT_MAX_FUNCTION_LINES,
+    max_function_lines: Annotated[
+        int, f"report functions longer than this (default {DEFAULT_MAX_FUNCTION_LINES})"
+    ] = DEFAULT_MAX_FUNCTION_LINES,
     use_ruff: bool = True,
 ) -> str:
+    """Review Python code without running it: compiles each file (syntax errors) and checks
+    for unused imports, bare 'except:', mutable default arguments, names shadowing builtins,
+    over-long functions and TODO/FIXME comments; when ruff is installed its lint findings
+    (project config honoured) are added. `path` is a .py file or a directory (.gitignore'd
+    files skipped). Findings are 'path:line: [rule] message'.
+
+    Args:
+        path: file or directory (default '.')
+        use_ruff: add ruff's findings when ruff is installed (default true)
+    """
     target = ctx.resolve(path or ".", must_exist=True)
     files, more = _python_files(ctx, target)
     if not files:

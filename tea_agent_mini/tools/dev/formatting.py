@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -46,6 +47,8 @@ FORMATTERS = {
     ),
     "prettier": Formatter("prettier", "prettier", WEB, ("--write",), ("--check",)),
 }
+# the formatter argument: auto, or a key of FORMATTERS
+FormatterChoice = Literal["auto", "ruff", "black", "clang-format", "prettier"]
 # For formatter=auto: per kind of file, the formatters to try in order.
 AUTO_CHOICES = (
     ("Python", PYTHON, ("ruff", "black")),
@@ -54,34 +57,21 @@ AUTO_CHOICES = (
 )
 
 
-@tool(
-    "toolkit_format_code",
-    "Format source files with an installed formatter: ruff format or black (Python), "
-    "clang-format (C/C++), prettier (JS/TS/JSON/CSS/Markdown/YAML). `path` may be a file or a "
-    "directory (.gitignore'd files skipped). formatter=auto picks one per file type among "
-    "those installed. check=true only reports what would change. The answer lists the files "
-    "reformatted and names the formatters that are not installed.",
-    {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "file or directory (default '.')"},
-            "formatter": {
-                "type": "string",
-                "enum": ["auto", *FORMATTERS],
-                "description": "which formatter (default auto)",
-            },
-            "check": {
-                "type": "boolean",
-                "description": "report what would change without writing (default false)",
-            },
-        },
-        "required": [],
-    },
-    mutates=True,
-)
+@tool("toolkit_format_code", mutates=True)
 def toolkit_format_code(
-    ctx: ToolContext, path: str = ".", formatter: str = "auto", check: bool = False
+    ctx: ToolContext, path: str = ".", formatter: FormatterChoice = "auto", check: bool = False
 ) -> str:
+    """Format source files with an installed formatter: ruff format or black (Python),
+    clang-format (C/C++), prettier (JS/TS/JSON/CSS/Markdown/YAML). `path` may be a file or a
+    directory (.gitignore'd files skipped). formatter=auto picks one per file type among those
+    installed. check=true only reports what would change. The answer lists the files
+    reformatted and names the formatters that are not installed.
+
+    Args:
+        path: file or directory (default '.')
+        formatter: which formatter (default auto)
+        check: report what would change without writing (default false)
+    """
     target = ctx.resolve(path or ".", must_exist=True)
     if formatter != "auto" and formatter not in FORMATTERS:
         raise ToolError(f"unknown formatter {formatter!r}; use auto or {', '.join(FORMATTERS)}")

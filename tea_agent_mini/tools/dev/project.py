@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.shell.runner import format_result
@@ -37,45 +37,29 @@ def detect_kind(directory: Path) -> str | None:
     return None
 
 
-@tool(
-    "toolkit_build",
-    "Build the project in the workspace (or in `path`). kind=auto detects it: pyproject.toml "
-    "or setup.py -> a Python wheel and sdist with 'python -m build' (or 'pip wheel --no-deps' "
-    "when the build package is missing) into dist/; Makefile -> make [target]; package.json "
-    "-> npm run <target> (default 'build'). no_isolation=true builds with the installed "
-    "backend instead of downloading it (offline machines). Returns the build output, the exit "
-    "code and the artifacts made.",
-    {
-        "type": "object",
-        "properties": {
-            "kind": {
-                "type": "string",
-                "enum": ["auto", "python", "make", "npm"],
-                "description": "build system (auto: detected from the project files)",
-            },
-            "target": {
-                "type": "string",
-                "description": "make target, npm script, or for python 'wheel' / 'sdist'",
-            },
-            "path": {"type": "string", "description": "project directory (default '.')"},
-            "no_isolation": {
-                "type": "boolean",
-                "description": "[python] use the installed build backend (default false)",
-            },
-            "timeout": {"type": "number", "description": "idle timeout in seconds (default 600)"},
-        },
-        "required": [],
-    },
-    mutates=True,
-)
+@tool("toolkit_build", mutates=True)
 def toolkit_build(
     ctx: ToolContext,
-    kind: str = "auto",
+    kind: Literal["auto", "python", "make", "npm"] = "auto",
     target: str | None = None,
     path: str = ".",
     no_isolation: bool = False,
     timeout: float = BUILD_TIMEOUT,
 ) -> str:
+    """Build the project in the workspace (or in `path`). kind=auto detects it: pyproject.toml
+    or setup.py -> a Python wheel and sdist with 'python -m build' (or 'pip wheel --no-deps'
+    when the build package is missing) into dist/; Makefile -> make [target]; package.json ->
+    npm run <target> (default 'build'). no_isolation=true builds with the installed backend
+    instead of downloading it (offline machines). Returns the build output, the exit code and
+    the artifacts made.
+
+    Args:
+        kind: build system (auto: detected from the project files)
+        target: make target, npm script, or for python 'wheel' / 'sdist'
+        path: project directory (default '.')
+        no_isolation: [python] use the installed build backend (default false)
+        timeout: idle timeout in seconds (default 600)
+    """
     directory = ctx.resolve(path or ".", must_exist=True)
     if not directory.is_dir():
         raise ToolError(f"'{path}' is not a directory")
@@ -123,25 +107,19 @@ def _python_command(python: str, target: str | None, no_isolation: bool) -> list
     return argv + (["--no-build-isolation"] if no_isolation else []) + ["."]
 
 
-@tool(
-    "toolkit_read_pyproject",
-    "Read a pyproject.toml and return its main facts as JSON: name, version (also a dynamic "
-    "version read from the file hatch or setuptools point to), requires-python, "
-    "dependencies, optional dependencies, scripts, build backend and the [tool.*] sections. "
-    "raw=true returns the whole parsed file.",
-    {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "default 'pyproject.toml'"},
-            "raw": {"type": "boolean", "description": "return every table (default false)"},
-        },
-        "required": [],
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_read_pyproject", concurrency_safe=True)
 def toolkit_read_pyproject(
     ctx: ToolContext, path: str = "pyproject.toml", raw: bool = False
 ) -> dict[str, Any]:
+    """Read a pyproject.toml and return its main facts as JSON: name, version (also a dynamic
+    version read from the file hatch or setuptools point to), requires-python, dependencies,
+    optional dependencies, scripts, build backend and the [tool.*] sections. raw=true returns
+    the whole parsed file.
+
+    Args:
+        path: default 'pyproject.toml'
+        raw: return every table (default false)
+    """
     file = ctx.resolve(path or "pyproject.toml", must_exist=True)
     if file.is_dir():
         file = ctx.resolve(str(file / "pyproject.toml"), must_exist=True)

@@ -6,6 +6,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -57,40 +58,27 @@ def prepend_entry(text: str | None, entry: str) -> str:
     return text.rstrip("\n") + "\n\n" + entry
 
 
-@tool(
-    "toolkit_release_version",
-    "Bump the project version and record it in CHANGELOG.md. part: patch (1.2.3 -> 1.2.4), "
-    "minor (-> 1.3.0), major (-> 2.0.0) or set (with `version`). The version is changed where "
-    "it lives: pyproject.toml [project].version (or [tool.poetry].version), or for a dynamic "
-    "version the __version__ = '...' file that hatch or setuptools point to (else a package "
-    "_version.py / __init__.py). A dated '## [version] - YYYY-MM-DD' entry with the "
-    "`changelog` lines is put at the top of CHANGELOG.md (created if missing).",
-    {
-        "type": "object",
-        "properties": {
-            "part": {
-                "type": "string",
-                "enum": ["patch", "minor", "major", "set"],
-                "description": "which part of the version to bump, or set an explicit version",
-            },
-            "version": {"type": "string", "description": "[set] the new version"},
-            "changelog": {
-                "type": "string",
-                "description": "what changed, one item per line (they become '- ' bullets)",
-            },
-            "path": {"type": "string", "description": "project directory (default '.')"},
-        },
-        "required": [],
-    },
-    mutates=True,
-)
+@tool("toolkit_release_version", mutates=True)
 def toolkit_release_version(
     ctx: ToolContext,
-    part: str = "patch",
+    part: Literal["patch", "minor", "major", "set"] = "patch",
     version: str | None = None,
     changelog: str | None = None,
     path: str = ".",
 ) -> str:
+    """Bump the project version and record it in CHANGELOG.md. part: patch (1.2.3 -> 1.2.4),
+    minor (-> 1.3.0), major (-> 2.0.0) or set (with `version`). The version is changed where
+    it lives: pyproject.toml [project].version (or [tool.poetry].version), or for a dynamic
+    version the __version__ = '...' file that hatch or setuptools point to (else a package
+    _version.py / __init__.py). A dated '## [version] - YYYY-MM-DD' entry with the
+    `changelog` lines is put at the top of CHANGELOG.md (created if missing).
+
+    Args:
+        part: which part of the version to bump, or set an explicit version
+        version: [set] the new version
+        changelog: what changed, one item per line (they become '- ' bullets)
+        path: project directory (default '.')
+    """
     root = ctx.resolve(path or ".", must_exist=True)
     source, current, replace = find_version(ctx, root)
     if part == "set":

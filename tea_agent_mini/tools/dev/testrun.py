@@ -65,30 +65,21 @@ def parse_pytest_output(text: str) -> TestSummary:
     return summary
 
 
-@tool(
-    "toolkit_run_tests",
-    "Run the project's tests with pytest (python -m pytest -q) in the workspace and return "
-    "the counts (passed, failed, errors, skipped), the ids of failing tests and the end of "
-    "pytest's output. `path` is a test file, directory or node id like "
-    "'tests/test_x.py::test_name'; `args` are extra pytest options such as '-k name -x'. "
-    "`timeout` is how long the run may stay idle (no CPU or I/O) before it is stopped.",
-    {
-        "type": "object",
-        "properties": {
-            "path": {
-                "type": "string",
-                "description": "tests to run, relative to the workspace (default '.')",
-            },
-            "args": {"type": "string", "description": "extra pytest arguments, e.g. '-k login'"},
-            "timeout": {"type": "number", "description": "idle timeout in seconds (default 300)"},
-        },
-        "required": [],
-    },
-    mutates=True,
-)
+@tool("toolkit_run_tests", mutates=True)
 def toolkit_run_tests(
     ctx: ToolContext, path: str = ".", args: str = "", timeout: float = 300
 ) -> str:
+    """Run the project's tests with pytest (python -m pytest -q) in the workspace and return
+    the counts (passed, failed, errors, skipped), the ids of failing tests and the end of
+    pytest's output. `path` is a test file, directory or node id like
+    'tests/test_x.py::test_name'; `args` are extra pytest options such as '-k name -x'.
+    `timeout` is how long the run may stay idle (no CPU or I/O) before it is stopped.
+
+    Args:
+        path: tests to run, relative to the workspace (default '.')
+        args: extra pytest arguments, e.g. '-k login'
+        timeout: idle timeout in seconds (default 300)
+    """
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ToolError(f"timeout must be between 0 and {MAX_TIMEOUT:g} seconds")
     file_part, sep, node = (path or ".").partition("::")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.shell.runner import CommandResult
@@ -81,43 +82,30 @@ def _ref(ref: str | None) -> list[str]:
     return [ref]
 
 
-@tool(
-    "toolkit_git",
-    "Read-only git in the workspace. status: branch and changed files (staged, not staged, "
-    "untracked, conflicts). diff: working-tree changes (staged=true: what is staged; `ref`: "
-    "against a commit or range; stat=true: summary only). log: recent commits (one line "
-    "each, `max_count`, optionally of `ref` or `path`). branch: local and remote branches. "
-    "show: one commit with its patch (default HEAD). To commit use toolkit_git_commit.",
-    {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": ["status", "diff", "log", "branch", "show"],
-                "description": "which read-only git view to show",
-            },
-            "path": {"type": "string", "description": "limit to this file or directory"},
-            "ref": {
-                "type": "string",
-                "description": "[diff/log/show] commit, branch, tag or range (a..b)",
-            },
-            "staged": {"type": "boolean", "description": "[diff] show staged changes"},
-            "stat": {"type": "boolean", "description": "[diff/show] only the per-file summary"},
-            "max_count": {"type": "integer", "description": "[log] how many commits (default 20)"},
-        },
-        "required": ["action"],
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_git", concurrency_safe=True)
 def toolkit_git(
     ctx: ToolContext,
-    action: str,
+    action: Literal["status", "diff", "log", "branch", "show"],
     path: str | None = None,
     ref: str | None = None,
     staged: bool = False,
     stat: bool = False,
     max_count: int = 20,
 ) -> str:
+    """Read-only git in the workspace. status: branch and changed files (staged, not staged,
+    untracked, conflicts). diff: working-tree changes (staged=true: what is staged; `ref`:
+    against a commit or range; stat=true: summary only). log: recent commits (one line each,
+    `max_count`, optionally of `ref` or `path`). branch: local and remote branches. show: one
+    commit with its patch (default HEAD). To commit use toolkit_git_commit.
+
+    Args:
+        action: which read-only git view to show
+        path: limit to this file or directory
+        ref: [diff/log/show] commit, branch, tag or range (a..b)
+        staged: [diff] show staged changes
+        stat: [diff/show] only the per-file summary
+        max_count: [log] how many commits (default 20)
+    """
     where = _pathspec(ctx, path)
     if action == "status":
         output = git_output(ctx, *STATUS, "--untracked-files=normal", *where)
@@ -215,30 +203,20 @@ def format_status(status: Status) -> str:
     return "\n".join(lines)
 
 
-@tool(
-    "toolkit_git_commit",
-    "Commit in the workspace's git repository. `files` are staged first (paths relative to "
-    "the workspace; deleted files too); all=true stages every change under the workspace, "
-    "new files included (.gitignore respected). Without either, what is already staged is "
-    "committed. The message must not be empty. Returns the new commit's hash and summary.",
-    {
-        "type": "object",
-        "properties": {
-            "message": {"type": "string", "description": "the commit message"},
-            "files": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "files to stage before committing",
-            },
-            "all": {"type": "boolean", "description": "stage all changes (git add -A)"},
-        },
-        "required": ["message"],
-    },
-    mutates=True,
-)
+@tool("toolkit_git_commit", mutates=True)
 def toolkit_git_commit(
     ctx: ToolContext, message: str, files: list[str] | None = None, all: bool = False
 ) -> str:
+    """Commit in the workspace's git repository. `files` are staged first (paths relative to
+    the workspace; deleted files too); all=true stages every change under the workspace, new
+    files included (.gitignore respected). Without either, what is already staged is
+    committed. The message must not be empty. Returns the new commit's hash and summary.
+
+    Args:
+        message: the commit message
+        files: files to stage before committing
+        all: stage all changes (git add -A)
+    """
     if not message.strip():
         raise ToolError("the commit message is empty; say what the change does")
     if files:

@@ -140,35 +140,22 @@ def _charset(declared: str | None, body: bytes) -> str:
     return "utf-8"
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "url": {"type": "string", "description": "http:// or https:// URL to fetch"},
-        "max_chars": {
-            "type": "integer",
-            "description": "return at most this many characters of text (default 20000)",
-        },
-        "timeout": {"type": "number", "description": "seconds to wait (default 20)"},
-    },
-    "required": ["url"],
-}
-
-
-@tool(
-    "toolkit_web_fetch",
-    "Fetch a web page or file over HTTP(S) and return it as text: HTML is turned into readable "
-    "text (title first, headings as #, list items as -, links as 'text (url)', scripts and "
-    "navigation removed); JSON and plain text are returned as they are; other content types "
-    "(images, PDFs, archives) are only described. Redirects are followed (up to 5). Long "
-    "results are cut at max_chars with a note. Addresses of this machine and private "
-    "networks are refused unless the user allowed them.",
-    PARAMETERS,
-    requires=("httpx",),
-    concurrency_safe=True,
-)
+@tool("toolkit_web_fetch", requires=("httpx",), concurrency_safe=True)
 def toolkit_web_fetch(
     ctx: ToolContext, url: str, max_chars: int = 20000, timeout: float = 20
 ) -> str:
+    """Fetch a web page or file over HTTP(S) and return it as text: HTML is turned into
+    readable text (title first, headings as #, list items as -, links as 'text (url)', scripts
+    and navigation removed); JSON and plain text are returned as they are; other content types
+    (images, PDFs, archives) are only described. Redirects are followed (up to 5). Long
+    results are cut at max_chars with a note. Addresses of this machine and private networks
+    are refused unless the user allowed them.
+
+    Args:
+        url: http:// or https:// URL to fetch
+        max_chars: return at most this many characters of text (default 20000)
+        timeout: seconds to wait (default 20)
+    """
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from typing import Annotated
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from tea_agent_mini.errors import ToolError
@@ -125,40 +126,23 @@ def _is_ad_link(url: str) -> bool:
     return parts.netloc.endswith("duckduckgo.com") and parts.path.startswith("/y.js")
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "description": "what to search for; search operators such as site:example.com, "
-            '"exact phrase" and -word work',
-        },
-        "max_results": {
-            "type": "integer",
-            "description": f"how many results to return, 1-{MAX_RESULTS} (default 8)",
-        },
-        "region": {
-            "type": "string",
-            "description": "optional DuckDuckGo region code, e.g. us-en, uk-en, cn-zh, de-de "
-            "(default: no region)",
-        },
-    },
-    "required": ["query"],
-}
-
-
-@tool(
-    "toolkit_search",
-    "Search the web (DuckDuckGo) and get a numbered list of results: title, URL and a short "
-    "snippet each. Use it to find pages, then read the promising ones with toolkit_web_fetch; "
-    "snippets alone can be outdated or partial. Keep queries short and specific.",
-    PARAMETERS,
-    requires=("httpx",),
-    concurrency_safe=True,
-)
+@tool("toolkit_search", requires=("httpx",), concurrency_safe=True)
 def toolkit_search(
-    ctx: ToolContext, query: str, max_results: int = 8, region: str | None = None
+    ctx: ToolContext,
+    query: str,
+    max_results: Annotated[int, f"how many results to return, 1-{MAX_RESULTS} (default 8)"] = 8,
+    region: str | None = None,
 ) -> str:
+    """Search the web (DuckDuckGo) and get a numbered list of results: title, URL and a short
+    snippet each. Use it to find pages, then read the promising ones with toolkit_web_fetch;
+    snippets alone can be outdated or partial. Keep queries short and specific.
+
+    Args:
+        query: what to search for; search operators such as site:example.com,
+            "exact phrase" and -word work
+        region: optional DuckDuckGo region code, e.g. us-en, uk-en, cn-zh, de-de
+            (default: no region)
+    """
     query = query.strip()
     if not query:
         raise ToolError("query is empty")
