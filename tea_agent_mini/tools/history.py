@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -44,25 +44,19 @@ def when(timestamp: float) -> str:
 # ---- search -------------------------------------------------------------------------------
 
 
-@tool(
-    "toolkit_query_chat_history",
-    "Search the messages of earlier conversations (all of them, or one topic_id) for a word or "
-    "phrase; results are grouped by conversation with its title, date and snippets. Use it "
-    "when the user refers to something discussed before.",
-    {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "words or a phrase to look for"},
-            "limit": {"type": "integer", "description": "at most this many messages (10)"},
-            "topic_id": {"type": "string", "description": "search only this conversation"},
-        },
-        "required": ["query"],
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_query_chat_history", concurrency_safe=True)
 def toolkit_query_chat_history(
     ctx: ToolContext, query: str, limit: int = 10, topic_id: str | None = None
 ) -> str:
+    """Search the messages of earlier conversations (all of them, or one topic_id) for a word
+    or phrase; results are grouped by conversation with its title, date and snippets. Use it
+    when the user refers to something discussed before.
+
+    Args:
+        query: words or a phrase to look for
+        limit: at most this many messages (10)
+        topic_id: search only this conversation
+    """
     store = require_store(ctx)
     query = " ".join(query.split())
     if not query:
@@ -110,37 +104,25 @@ def _snippet(text: str, query: str) -> str:
 # ---- export -------------------------------------------------------------------------------
 
 
-@tool(
-    "toolkit_dump_topic",
-    "Export a conversation (default: this one) as Markdown or JSON: returned as text, or "
-    "written to 'path' in the workspace. Tool calls and results are left out unless "
-    "include_tools is true.",
-    {
-        "type": "object",
-        "properties": {
-            "topic_id": {"type": "string", "description": "default: this conversation"},
-            "format": {
-                "type": "string",
-                "enum": ["markdown", "json"],
-                "description": "output format (default markdown)",
-            },
-            "include_tools": {"type": "boolean", "description": "include tool calls/results"},
-            "path": {
-                "type": "string",
-                "description": "write the export to this file in the workspace instead of "
-                "returning it",
-            },
-        },
-    },
-    mutates=True,
-)
+@tool("toolkit_dump_topic", mutates=True)
 def toolkit_dump_topic(
     ctx: ToolContext,
     topic_id: str | None = None,
-    format: str = "markdown",  # the parameter name the model sees, though it shadows a builtin
+    # the parameter name the model sees, though it shadows a builtin
+    format: Literal["markdown", "json"] = "markdown",
     include_tools: bool = False,
     path: str | None = None,
 ) -> str:
+    """Export a conversation (default: this one) as Markdown or JSON: returned as text, or
+    written to 'path' in the workspace. Tool calls and results are left out unless
+    include_tools is true.
+
+    Args:
+        topic_id: default: this conversation
+        format: output format (default markdown)
+        include_tools: include tool calls/results
+        path: write the export to this file in the workspace instead of returning it
+    """
     if format not in ("markdown", "json"):
         raise ToolError("format must be 'markdown' or 'json'")
     topic = require_topic(ctx, topic_id)

@@ -9,7 +9,7 @@ made (those are left for the runtime's manager).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.memory.model import CATEGORIES, Priority
@@ -20,78 +20,52 @@ if TYPE_CHECKING:
     from tea_agent_mini.memory.manager import MemoryManager
     from tea_agent_mini.store.memories import Memory
 
-ACTIONS = ("add", "list", "search", "semantic_search", "forget", "pin", "unpin", "stats")
+Action = Literal["add", "list", "search", "semantic_search", "forget", "pin", "unpin", "stats"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 MAX_CONTENT_CHARS = 2000
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "add a memory; list memories; search them (keywords and meaning); "
-            "semantic_search (meaning only); forget one; pin/unpin one (pinned never fade); "
-            "stats",
-        },
-        "content": {
-            "type": "string",
-            "description": "[add] what to remember, as one self-contained sentence",
-        },
-        "priority": {
-            "type": ["string", "integer"],
-            "description": "[add] CRITICAL (a rule always followed), HIGH, MEDIUM (default) or "
-            "LOW, or 0-3 / [list] show only this priority",
-        },
-        "category": {
-            "type": "string",
-            "enum": list(CATEGORIES),
-            "description": "[add] kind of memory (default general) / [list] only this kind",
-        },
-        "tags": {
-            "type": ["array", "string"],
-            "items": {"type": "string"},
-            "description": "[add] a few keywords / [list] a single tag to filter by",
-        },
-        "expires_in_days": {
-            "type": "number",
-            "description": "[add] forget it after this many days (reminders)",
-        },
-        "id": {"type": "integer", "description": "[forget/pin/unpin] the memory's id"},
-        "query": {"type": "string", "description": "[search/semantic_search] what to look for"},
-        "limit": {
-            "type": "integer",
-            "description": f"[list/search/semantic_search] at most this many (default "
-            f"{DEFAULT_LIMIT})",
-        },
-    },
-    "required": ["action"],
-}
-
 
 @tool(
     "toolkit_memory",
-    "Long-term memory that persists across conversations. Relevant memories are already shown "
-    "to you at the start of each turn; use this tool to store something the user wants "
-    "remembered (add), to look memories up (search, semantic_search, list), or to remove "
-    "(forget) or protect (pin) one. Every memory shows as #id [PRIORITY category] text.",
-    PARAMETERS,
     concurrency_safe=False,
     keywords="remember recall forget memorize memorise",
 )
 def toolkit_memory(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     content: str = "",
     priority: str | int | None = None,
-    category: str | None = None,
-    tags: list[str] | str | None = None,
+    category: Annotated[str | None, {"enum": list(CATEGORIES)}] = None,
+    # a bare ``list`` so the union maps to the type list ["array", "string"] (list[str] would
+    # give anyOf); the items schema is added here
+    tags: Annotated[list | str | None, {"items": {"type": "string"}}] = None,
     expires_in_days: float | None = None,
     id: int | None = None,  # shadows the builtin: it is the name the model sees
     query: str = "",
-    limit: int = DEFAULT_LIMIT,
+    limit: Annotated[
+        int, f"[list/search/semantic_search] at most this many (default {DEFAULT_LIMIT})"
+    ] = DEFAULT_LIMIT,
 ) -> str:
+    """Long-term memory that persists across conversations. Relevant memories are already
+    shown to you at the start of each turn; use this tool to store something the user wants
+    remembered (add), to look memories up (search, semantic_search, list), or to remove
+    (forget) or protect (pin) one. Every memory shows as #id [PRIORITY category] text.
+
+    Args:
+        action: add a memory; list memories; search them (keywords and meaning);
+            semantic_search (meaning only); forget one; pin/unpin one (pinned never fade);
+            stats
+        content: [add] what to remember, as one self-contained sentence
+        priority: [add] CRITICAL (a rule always followed), HIGH, MEDIUM (default) or LOW, or
+            0-3 / [list] show only this priority
+        category: [add] kind of memory (default general) / [list] only this kind
+        tags: [add] a few keywords / [list] a single tag to filter by
+        expires_in_days: [add] forget it after this many days (reminders)
+        id: [forget/pin/unpin] the memory's id
+        query: [search/semantic_search] what to look for
+    """
     manager = memory_manager(ctx)
     limit = max(1, min(MAX_LIMIT, int(limit)))
     if action == "add":

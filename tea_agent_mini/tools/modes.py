@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from tea_agent_mini.context.modes import DEFAULT_MODE, MODES, STATE_KEY, render_section
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
 
-@tool(
-    "toolkit_mode",
-    "Switch this conversation's working mode, which adjusts your instructions and the tools "
-    "to favour: design, develop, test, review, docs, devops, or default. Without 'mode' it "
-    "shows the current mode and the choices.",
-    {
-        "type": "object",
-        "properties": {
-            "mode": {
-                "type": "string",
-                "enum": list(MODES),
-                "description": "the mode to switch to; omit it to see the current mode",
-            }
-        },
-    },
-)
-def toolkit_mode(ctx: ToolContext, mode: str | None = None) -> str:
+@tool("toolkit_mode")
+def toolkit_mode(
+    ctx: ToolContext, mode: Annotated[str | None, {"enum": list(MODES)}] = None
+) -> str:
+    """Switch this conversation's working mode, which adjusts your instructions and the tools
+    to favour: design, develop, test, review, docs, devops, or default. Without 'mode' it
+    shows the current mode and the choices.
+
+    Args:
+        mode: the mode to switch to; omit it to see the current mode
+    """
     if mode is None:
         current = MODES.get(ctx.state_get(STATE_KEY) or DEFAULT_MODE, MODES[DEFAULT_MODE])
         lines = [f"Current mode: {current.name}. Modes:"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.store.worklist import (
@@ -27,7 +27,8 @@ from tea_agent_mini.tools import todo
 if TYPE_CHECKING:
     from tea_agent_mini.store import Store, Topic
 
-ACTIONS = ("create", "show", "update_step", "add_step", "complete", "clear")
+Action = Literal["create", "show", "update_step", "add_step", "complete", "clear"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 MAX_STEPS = 50
 MAX_TEXT = 500
 RESUME_SCAN = 100  # how many recent topics task_resume looks through
@@ -43,54 +44,32 @@ def save_plan(ctx: ToolContext, plan: Plan | None) -> None:
     ctx.state_set(PLAN_KEY, plan.to_state() if plan is not None else None)
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "create a plan (replaces the current one), show it, update_step "
-            "(status and/or note), add_step (new steps), complete the plan, or clear it",
-        },
-        "goal": {"type": "string", "description": "[create] what the plan achieves"},
-        "steps": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[create/add_step] step texts, in order",
-        },
-        "step": {
-            "type": "integer",
-            "description": "[update_step] the step's number / [add_step] insert after this "
-            "step (default: at the end; 0 inserts at the start)",
-        },
-        "status": {"type": "string", "enum": list(PLAN_STATUSES), "description": "[update_step]"},
-        "note": {
-            "type": "string",
-            "description": "[update_step] a short result or reason (e.g. why it was skipped)",
-        },
-    },
-    "required": ["action"],
-}
-
-
-@tool(
-    "toolkit_plan",
-    "A plan for a larger task: a goal and numbered steps, each pending, in_progress, done or "
-    "skipped. It is kept with this conversation and survives restarts (see "
-    "toolkit_task_resume). Create it before starting, mark a step in_progress while working on "
-    "it and done (with a short note) when finished; add steps you discover on the way; "
-    "complete the plan at the end. Every action returns the whole plan.",
-    PARAMETERS,
-)
+@tool("toolkit_plan")
 def toolkit_plan(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     goal: str | None = None,
     steps: list[str] | None = None,
     step: int | None = None,
-    status: str | None = None,
+    status: Annotated[str | None, {"enum": list(PLAN_STATUSES)}] = None,
     note: str | None = None,
 ) -> str:
+    """A plan for a larger task: a goal and numbered steps, each pending, in_progress, done or
+    skipped. It is kept with this conversation and survives restarts (see
+    toolkit_task_resume). Create it before starting, mark a step in_progress while working on
+    it and done (with a short note) when finished; add steps you discover on the way;
+    complete the plan at the end. Every action returns the whole plan.
+
+    Args:
+        action: create a plan (replaces the current one), show it, update_step (status and/or
+            note), add_step (new steps), complete the plan, or clear it
+        goal: [create] what the plan achieves
+        steps: [create/add_step] step texts, in order
+        step: [update_step] the step's number / [add_step] insert after this step (default:
+            at the end; 0 inserts at the start)
+        status: [update_step]
+        note: [update_step] a short result or reason (e.g. why it was skipped)
+    """
     if action == "clear":
         save_plan(ctx, None)
         return "The plan was cleared."
@@ -183,15 +162,12 @@ def _clip(text: str) -> str:
 # ---- resume -------------------------------------------------------------------------------
 
 
-@tool(
-    "toolkit_task_resume",
-    "Find unfinished work to continue after a restart or an interruption: the open plan and "
-    "todo list of this conversation, or else of the most recent conversation that has some, "
-    "with that conversation's last request. Call it when the user says 'continue' or 'resume'.",
-    {"type": "object", "properties": {}},
-    concurrency_safe=True,
-)
+@tool("toolkit_task_resume", concurrency_safe=True)
 def toolkit_task_resume(ctx: ToolContext) -> str:
+    """Find unfinished work to continue after a restart or an interruption: the open plan and
+    todo list of this conversation, or else of the most recent conversation that has some,
+    with that conversation's last request. Call it when the user says 'continue' or 'resume'.
+    """
     own = _unfinished_work(ctx)
     if own:
         return "Unfinished work in this conversation:\n\n" + own

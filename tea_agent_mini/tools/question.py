@@ -14,26 +14,7 @@ MAX_CHOICES = 20
 MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 3600.0
 
 
-@tool(
-    "toolkit_question",
-    "Ask the user a question and wait for the answer — only when you cannot proceed sensibly "
-    "without it (a real choice between options, missing information). Offer 'choices' when the "
-    "answer is one of a few options, and a 'default' to use if nobody answers in time.",
-    {
-        "type": "object",
-        "properties": {
-            "question": {"type": "string", "description": "one clear question"},
-            "choices": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "possible answers to pick from (the user may still type another)",
-            },
-            "default": {"type": "string", "description": "used when nobody answers"},
-            "timeout": {"type": "number", "description": "seconds to wait (default 120)"},
-        },
-        "required": ["question"],
-    },
-)
+@tool("toolkit_question")
 def toolkit_question(
     ctx: ToolContext,
     question: str,
@@ -41,6 +22,16 @@ def toolkit_question(
     default: str | None = None,
     timeout: float = 120,
 ) -> str:
+    """Ask the user a question and wait for the answer — only when you cannot proceed
+    sensibly without it (a real choice between options, missing information). Offer 'choices'
+    when the answer is one of a few options, and a 'default' to use if nobody answers in time.
+
+    Args:
+        question: one clear question
+        choices: possible answers to pick from (the user may still type another)
+        default: used when nobody answers
+        timeout: seconds to wait (default 120)
+    """
     question = question.strip()
     if not question:
         raise ToolError("'question' must not be empty")

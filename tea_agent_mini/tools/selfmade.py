@@ -34,41 +34,8 @@ from tea_agent_mini.toolkit.usertools import (
     sync_user_tools,
 )
 
-SAVE_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "name": {
-            "type": "string",
-            "description": "tool name, a-z 0-9 _ (also the entry function's name); must not "
-            "be a built-in tool's name",
-        },
-        "description": {"type": "string", "description": "what the tool does, for the model"},
-        "parameters": {
-            "type": ["object", "string"],
-            "description": 'JSON schema of the arguments: {"type": "object", "properties": '
-            '{...}, "required": [...]}; properties must match the function parameters',
-        },
-        "code": {"type": "string", "description": "the Python source of the tool module"},
-    },
-    "required": ["name", "description", "parameters", "code"],
-}
 
-
-@tool(
-    "toolkit_save",
-    "Create or upgrade a tool of your own; it is callable right away, in this session. The code "
-    "defines one top-level function named after the tool, whose first parameter is ctx (the "
-    "tool context: ctx.workspace, ctx.home, ctx.resolve(path)) and whose other parameters are "
-    "the tool's arguments, e.g. `def word_count(ctx, text: str, unique: bool = False): ...`. "
-    "Helper functions must start with '_'. Every parameter must be a property of the schema "
-    "(those without a default in 'required'). Return a string or JSON-able data. Only installed "
-    "modules can be imported. Saving again creates a new version; see toolkit_list_versions "
-    "and toolkit_rollback. Saved tools always count as writing (they need approval and are not "
-    "available in read-only mode); only the user can mark one read-only, by hand, with "
-    '"read_only": true in its .json file.',
-    SAVE_PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_save", mutates=True)
 def toolkit_save(
     ctx: ToolContext,
     name: str,
@@ -76,6 +43,25 @@ def toolkit_save(
     parameters: dict[str, Any] | str,
     code: str,
 ) -> str:
+    """Create or upgrade a tool of your own; it is callable right away, in this session. The
+    code defines one top-level function named after the tool, whose first parameter is ctx
+    (the tool context: ctx.workspace, ctx.home, ctx.resolve(path)) and whose other parameters
+    are the tool's arguments, e.g. `def word_count(ctx, text: str, unique: bool = False):
+    ...`. Helper functions must start with '_'. Every parameter must be a property of the
+    schema (those without a default in 'required'). Return a string or JSON-able data. Only
+    installed modules can be imported. Saving again creates a new version; see
+    toolkit_list_versions and toolkit_rollback. Saved tools always count as writing (they
+    need approval and are not available in read-only mode); only the user can mark one
+    read-only, by hand, with "read_only": true in its .json file.
+
+    Args:
+        name: tool name, a-z 0-9 _ (also the entry function's name); must not be a built-in
+            tool's name
+        description: what the tool does, for the model
+        parameters: JSON schema of the arguments: {"type": "object", "properties": {...},
+            "required": [...]}; properties must match the function parameters
+        code: the Python source of the tool module
+    """
     toolkit = live_toolkit(ctx)
     check_tool_name(name)
     check_name_free(toolkit, name)
@@ -116,35 +102,25 @@ def _schema_object(parameters: dict[str, Any] | str) -> Any:
     return parameters
 
 
-@tool(
-    "toolkit_reload",
-    "Re-scan the user tools folder (~/.tea_agent/tools): load new tool files, reload changed "
-    "ones and drop deleted ones, in this session. Reports each file that fails to load.",
-    {"type": "object", "properties": {}},
-    mutates=True,
-)
+@tool("toolkit_reload", mutates=True)
 def toolkit_reload(ctx: ToolContext) -> str:
+    """Re-scan the user tools folder (~/.tea_agent/tools): load new tool files, reload changed
+    ones and drop deleted ones, in this session. Reports each file that fails to load."""
     toolkit = live_toolkit(ctx)
     if toolkit is None:
         raise ToolError("there is no live toolkit in this context; tools load at the next start")
     return sync_user_tools(toolkit, ctx.home).render()
 
 
-@tool(
-    "toolkit_rollback",
-    "Make an earlier saved version of one of your tools the live one again (takes effect at "
-    "once). Later versions are kept, so you can roll forward too. See toolkit_list_versions.",
-    {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "the tool's name"},
-            "version": {"type": "integer", "description": "the version number to restore"},
-        },
-        "required": ["name", "version"],
-    },
-    mutates=True,
-)
+@tool("toolkit_rollback", mutates=True)
 def toolkit_rollback(ctx: ToolContext, name: str, version: int) -> str:
+    """Make an earlier saved version of one of your tools the live one again (takes effect at
+    once). Later versions are kept, so you can roll forward too. See toolkit_list_versions.
+
+    Args:
+        name: the tool's name
+        version: the version number to restore
+    """
     store = UserToolStore(ctx.home)
     check_name_free(live_toolkit(ctx), name)
     live = store.read_meta(name)
@@ -162,17 +138,14 @@ def toolkit_rollback(ctx: ToolContext, name: str, version: int) -> str:
     return f"Rolled {name} back from v{live.version} to v{version}. {note}"
 
 
-@tool(
-    "toolkit_list_versions",
-    "List the saved versions of one of your tools (which one is live), or without a name, all "
-    "your tools with their live version.",
-    {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "the tool's name (optional)"}},
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_list_versions", concurrency_safe=True)
 def toolkit_list_versions(ctx: ToolContext, name: str = "") -> str:
+    """List the saved versions of one of your tools (which one is live), or without a name,
+    all your tools with their live version.
+
+    Args:
+        name: the tool's name (optional)
+    """
     store = UserToolStore(ctx.home)
     if not name.strip():
         return _list_tools(store)

@@ -7,6 +7,7 @@ is visible at once.
 from __future__ import annotations
 
 import difflib
+from typing import Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.skills.catalog import one_line, search_skills
@@ -20,66 +21,14 @@ from tea_agent_mini.skills.loader import (
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 
-ACTIONS = ("list", "load", "search", "create")
-
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "list all skills, load one (its instructions), search by keywords, "
-            "or create a new one",
-        },
-        "name": {"type": "string", "description": "[load/create] the skill's name"},
-        "file": {
-            "type": "string",
-            "description": "[load] read this extra file of the skill (a path from its file "
-            "list) instead of its instructions",
-        },
-        "query": {"type": "string", "description": "[search] words to look for"},
-        "description": {
-            "type": "string",
-            "description": "[create] one or two sentences: what the skill does and when to use "
-            "it (this is what appears in the skill list)",
-        },
-        "body": {
-            "type": "string",
-            "description": "[create] the instructions, in Markdown, without front matter",
-        },
-        "tags": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[create] a few topic words",
-        },
-        "triggers": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[create] typical request phrases that call for this skill",
-        },
-        "overwrite": {
-            "type": "boolean",
-            "description": "[create] replace your existing skill of that name (default false)",
-        },
-    },
-    "required": ["action"],
-}
+Action = Literal["list", "load", "search", "create"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 
 
-@tool(
-    "toolkit_skills",
-    "Skills are step-by-step instructions for particular kinds of task (SKILL.md packs). "
-    "list: every skill with its one-line description. load: a skill's full instructions and "
-    "the list of its extra files (pass file=... to read one). search: skills matching "
-    "keywords. create: save a new skill to the user's skills folder (name: a-z, 0-9, hyphens). "
-    "Load a skill before doing a task it covers, then follow it.",
-    PARAMETERS,
-    mutates=True,
-    mutating_actions=("create",),
-)
+@tool("toolkit_skills", mutates=True, mutating_actions=("create",))
 def toolkit_skills(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     name: str = "",
     file: str = "",
     query: str = "",
@@ -89,6 +38,26 @@ def toolkit_skills(
     triggers: list[str] | None = None,
     overwrite: bool = False,
 ) -> str:
+    """Skills are step-by-step instructions for particular kinds of task (SKILL.md packs).
+    list: every skill with its one-line description. load: a skill's full instructions and
+    the list of its extra files (pass file=... to read one). search: skills matching
+    keywords. create: save a new skill to the user's skills folder (name: a-z, 0-9,
+    hyphens). Load a skill before doing a task it covers, then follow it.
+
+    Args:
+        action: list all skills, load one (its instructions), search by keywords, or create a
+            new one
+        name: [load/create] the skill's name
+        file: [load] read this extra file of the skill (a path from its file list) instead of
+            its instructions
+        query: [search] words to look for
+        description: [create] one or two sentences: what the skill does and when to use it
+            (this is what appears in the skill list)
+        body: [create] the instructions, in Markdown, without front matter
+        tags: [create] a few topic words
+        triggers: [create] typical request phrases that call for this skill
+        overwrite: [create] replace your existing skill of that name (default false)
+    """
     if action == "create":
         return _create(ctx, name, description, body, tags or [], triggers or [], overwrite)
     catalog = load_skills(ctx.home, ctx.workspace)

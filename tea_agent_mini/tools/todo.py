@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.store.worklist import TODO_KEY, TODO_STATUSES, TodoItem, render_todo
@@ -23,50 +23,29 @@ def save_items(ctx: ToolContext, items: list[TodoItem]) -> None:
     ctx.state_set(TODO_KEY, {"items": [asdict(item) for item in items]})
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": ["list", "add", "update", "remove", "clear"],
-            "description": "list the items, add new ones, update one (status and/or text), "
-            "remove one, or clear the whole list",
-        },
-        "items": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "[add] texts of the new items, in order",
-        },
-        "text": {"type": "string", "description": "[add] one new item / [update] its new text"},
-        "id": {"type": "integer", "description": "[update/remove] the item's number"},
-        "status": {
-            "type": "string",
-            "enum": list(TODO_STATUSES),
-            "description": "[update] new status",
-        },
-    },
-    "required": ["action"],
-}
-
-
-@tool(
-    "toolkit_todo",
-    "Keep a checklist for the current multi-step task; it persists across turns of this topic. "
-    "Add the steps at the start, mark one in_progress while working on it and done when "
-    "finished. Statuses: pending, in_progress, done. Only one item is in_progress at a time: "
-    "setting another item in_progress moves the previous one back to pending. Every action "
-    "returns the whole list.",
-    PARAMETERS,
-    concurrency_safe=False,
-)
+@tool("toolkit_todo", concurrency_safe=False)
 def toolkit_todo(
     ctx: ToolContext,
-    action: str,
+    action: Literal["list", "add", "update", "remove", "clear"],
     items: list[str] | None = None,
     text: str | None = None,
     id: int | None = None,  # the name the model sees, though it shadows a builtin
-    status: str | None = None,
+    status: Annotated[str | None, {"enum": list(TODO_STATUSES)}] = None,
 ) -> str:
+    """Keep a checklist for the current multi-step task; it persists across turns of this
+    topic. Add the steps at the start, mark one in_progress while working on it and done when
+    finished. Statuses: pending, in_progress, done. Only one item is in_progress at a time:
+    setting another item in_progress moves the previous one back to pending. Every action
+    returns the whole list.
+
+    Args:
+        action: list the items, add new ones, update one (status and/or text), remove one, or
+            clear the whole list
+        items: [add] texts of the new items, in order
+        text: [add] one new item / [update] its new text
+        id: [update/remove] the item's number
+        status: [update] new status
+    """
     todo = load_items(ctx)
     if action == "list":
         return render_todo(todo)

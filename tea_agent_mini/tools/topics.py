@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.store import topic_scope
@@ -15,16 +16,13 @@ MAX_TITLE = 120
 MAX_PROMPT = 16 * 1024
 
 
-@tool(
-    "toolkit_set_topic_title",
-    "Give this conversation a short, descriptive title (shown in the conversation list).",
-    {
-        "type": "object",
-        "properties": {"title": {"type": "string", "description": "a few words"}},
-        "required": ["title"],
-    },
-)
+@tool("toolkit_set_topic_title")
 def toolkit_set_topic_title(ctx: ToolContext, title: str) -> str:
+    """Give this conversation a short, descriptive title (shown in the conversation list).
+
+    Args:
+        title: a few words
+    """
     topic = require_topic(ctx)
     title = " ".join(title.split())
     if not title:
@@ -35,27 +33,18 @@ def toolkit_set_topic_title(ctx: ToolContext, title: str) -> str:
     return f"This conversation is now titled '{title}'."
 
 
-@tool(
-    "toolkit_topic_prompt",
-    "This conversation's own standing instructions, added to the system prompt of every later "
-    "turn (e.g. 'answer in French', 'we are working on the billing service'). get shows them, "
-    "set replaces them, clear removes them.",
-    {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": ["get", "set", "clear"],
-                "description": "get the current instructions, set new ones, or clear them",
-            },
-            "prompt": {"type": "string", "description": "[set] the instructions"},
-        },
-        "required": ["action"],
-    },
-    mutates=True,
-    mutating_actions=("set", "clear"),
-)
-def toolkit_topic_prompt(ctx: ToolContext, action: str, prompt: str | None = None) -> str:
+@tool("toolkit_topic_prompt", mutates=True, mutating_actions=("set", "clear"))
+def toolkit_topic_prompt(
+    ctx: ToolContext, action: Literal["get", "set", "clear"], prompt: str | None = None
+) -> str:
+    """This conversation's own standing instructions, added to the system prompt of every
+    later turn (e.g. 'answer in French', 'we are working on the billing service'). get shows
+    them, set replaces them, clear removes them.
+
+    Args:
+        action: get the current instructions, set new ones, or clear them
+        prompt: [set] the instructions
+    """
     topic = require_topic(ctx)
     if action == "get":
         if not topic.system_prompt:
@@ -75,25 +64,18 @@ def toolkit_topic_prompt(ctx: ToolContext, action: str, prompt: str | None = Non
     return "Saved. These instructions apply from the next turn on."
 
 
-@tool(
-    "toolkit_fork_session",
-    "Copy this conversation (up to a message, or all of it) into a new conversation, with its "
-    "instructions, plan and todo list, to explore an alternative without changing this one. "
-    "Returns the new conversation's id.",
-    {
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "description": "title of the copy"},
-            "up_to_message_id": {
-                "type": "integer",
-                "description": "copy messages up to and including this id (default: all)",
-            },
-        },
-    },
-)
+@tool("toolkit_fork_session")
 def toolkit_fork_session(
     ctx: ToolContext, title: str | None = None, up_to_message_id: int | None = None
 ) -> str:
+    """Copy this conversation (up to a message, or all of it) into a new conversation, with
+    its instructions, plan and todo list, to explore an alternative without changing this one.
+    Returns the new conversation's id.
+
+    Args:
+        title: title of the copy
+        up_to_message_id: copy messages up to and including this id (default: all)
+    """
     topic = require_topic(ctx)
     store = require_store(ctx)
     messages = store.messages.of_topic(topic.id)

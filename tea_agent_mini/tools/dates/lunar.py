@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -217,46 +217,28 @@ def day_name(day: int) -> str:
 # ---- the tool -------------------------------------------------------------------------------
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": ["to_lunar", "to_solar"],
-            "description": "to_lunar: Gregorian date -> lunar date; to_solar: lunar date -> "
-            "Gregorian date",
-        },
-        "date": {
-            "type": "string",
-            "description": "YYYY-MM-DD. For to_lunar a Gregorian date (or 'today'); for "
-            "to_solar a lunar year-month-day, e.g. 2025-08-15 for the Mid-Autumn festival",
-        },
-        "leap_month": {
-            "type": "boolean",
-            "description": "[to_solar] the month is the leap (闰) month of that year "
-            "(default false)",
-        },
-    },
-    "required": ["action", "date"],
-}
-
-
-@tool(
-    "toolkit_lunar",
-    "Convert dates between the Gregorian calendar and the Chinese lunar calendar (农历), "
-    "1900-01-31 to 2101-01-28 (lunar years 1900-2100). Use it instead of guessing: lunar dates "
-    "cannot be worked out reliably by hand. Returns both dates, the weekday, the lunar date in "
-    "Chinese (e.g. 闰二月初一, 八月十五), whether the month is a leap month, the lunar year's "
-    "stem-branch (干支) name and zodiac animal (both change at Spring Festival), the month "
-    "and day stem-branch, the solar term (节气) on that day if any and the next one. "
-    "Festivals: Spring Festival = lunar 01-01, Lantern 01-15, Dragon Boat 05-05, "
-    "Qixi 07-07, Mid-Autumn 08-15, Double Ninth 09-09.",
-    PARAMETERS,
-    concurrency_safe=True,
-)
+@tool("toolkit_lunar", concurrency_safe=True)
 def toolkit_lunar(
-    ctx: ToolContext, action: str, date: str, leap_month: bool = False
+    ctx: ToolContext,
+    action: Literal["to_lunar", "to_solar"],
+    date: str,
+    leap_month: bool = False,
 ) -> dict[str, Any]:
+    """Convert dates between the Gregorian calendar and the Chinese lunar calendar (农历),
+    1900-01-31 to 2101-01-28 (lunar years 1900-2100). Use it instead of guessing: lunar dates
+    cannot be worked out reliably by hand. Returns both dates, the weekday, the lunar date in
+    Chinese (e.g. 闰二月初一, 八月十五), whether the month is a leap month, the lunar year's
+    stem-branch (干支) name and zodiac animal (both change at Spring Festival), the month
+    and day stem-branch, the solar term (节气) on that day if any and the next one.
+    Festivals: Spring Festival = lunar 01-01, Lantern 01-15, Dragon Boat 05-05,
+    Qixi 07-07, Mid-Autumn 08-15, Double Ninth 09-09.
+
+    Args:
+        action: to_lunar: Gregorian date -> lunar date; to_solar: lunar date -> Gregorian date
+        date: YYYY-MM-DD. For to_lunar a Gregorian date (or 'today'); for to_solar a lunar
+            year-month-day, e.g. 2025-08-15 for the Mid-Autumn festival
+        leap_month: [to_solar] the month is the leap (闰) month of that year (default false)
+    """
     if action == "to_lunar":
         day = _parse_gregorian(date)
         return describe(day, solar_to_lunar(day))
