@@ -38,9 +38,7 @@ def toolkit_memory(
     content: str = "",
     priority: str | int | None = None,
     category: Annotated[str | None, {"enum": list(CATEGORIES)}] = None,
-    # a bare ``list`` so the union maps to the type list ["array", "string"] (list[str] would
-    # give anyOf); the items schema is added here
-    tags: Annotated[list | str | None, {"items": {"type": "string"}}] = None,
+    tags: list[str] | str | None = None,
     expires_in_days: float | None = None,
     id: int | None = None,  # shadows the builtin: it is the name the model sees
     query: str = "",
