@@ -13,14 +13,17 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools.mdfiles import read_document, write_document
 
-ACTIONS = ("list", "get", "save", "delete", "render")
-SCOPES = ("user", "project")
+Action = Literal["list", "get", "save", "delete", "render"]
+ACTIONS: tuple[str, ...] = get_args(Action)
+Scope = Literal["user", "project"]
+SCOPES: tuple[str, ...] = get_args(Scope)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MAX_TEMPLATE = 64 * 1024
 _PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$\{@:(\d+)(?::(\d+))?\}|\$@|\$(\d+)")
@@ -108,57 +111,33 @@ def render_template(template: str, args: str | list[str] | None) -> tuple[str, l
     return rendered, missing
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": list(ACTIONS),
-            "description": "list the commands, get one's template, save (create or replace) "
-            "one, delete one, or render one with arguments into a ready prompt",
-        },
-        "name": {"type": "string", "description": "the command's name, e.g. 'review'"},
-        "template": {
-            "type": "string",
-            "description": "[save] the prompt in Markdown; $ARGUMENTS is replaced by all "
-            "arguments, $1, $2 ... by single ones, ${@:2} by the second and later ones",
-        },
-        "description": {"type": "string", "description": "[save] one line: what it does"},
-        "args": {
-            "type": ["string", "array"],
-            "items": {"type": "string"},
-            "description": "[render] the arguments: a string (split like a shell line for $1 "
-            "...) or a list of strings",
-        },
-        "scope": {
-            "type": "string",
-            "enum": list(SCOPES),
-            "description": "[save/delete] user (all projects, the default for save) or "
-            "project (this workspace only)",
-        },
-    },
-    "required": ["action"],
-}
-
-
-@tool(
-    "toolkit_custom_commands",
-    "Reusable prompt templates (slash commands such as /review) stored as Markdown files. "
-    "render turns a command and its arguments into the prompt to follow; save stores a new "
-    "template for later; list shows what exists (user and project commands).",
-    PARAMETERS,
-    mutates=True,
-    mutating_actions=("save", "delete"),
-)
+@tool("toolkit_custom_commands", mutates=True, mutating_actions=("save", "delete"))
 def toolkit_custom_commands(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     name: str | None = None,
     template: str | None = None,
     description: str | None = None,
-    args: str | list[str] | None = None,
-    scope: str | None = None,
+    # ``str | list[str]`` would be an anyOf; bare ``list`` gives type ["string", "array"]
+    args: Annotated[str | list | None, {"items": {"type": "string"}}] = None,
+    scope: Scope | None = None,
 ) -> str:
+    """Reusable prompt templates (slash commands such as /review) stored as Markdown files.
+    render turns a command and its arguments into the prompt to follow; save stores a new
+    template for later; list shows what exists (user and project commands).
+
+    Args:
+        action: list the commands, get one's template, save (create or replace) one, delete
+            one, or render one with arguments into a ready prompt
+        name: the command's name, e.g. 'review'
+        template: [save] the prompt in Markdown; $ARGUMENTS is replaced by all arguments, $1,
+            $2 ... by single ones, ${@:2} by the second and later ones
+        description: [save] one line: what it does
+        args: [render] the arguments: a string (split like a shell line for $1 ...) or a list
+            of strings
+        scope: [save/delete] user (all projects, the default for save) or project (this
+            workspace only)
+    """
     commands = load_commands(ctx.home, ctx.workspace)
     if action == "list":
         return _list(commands)

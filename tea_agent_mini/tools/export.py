@@ -7,6 +7,7 @@ pure-Python PDF writer; the file is written atomically, with no temporary files 
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import Annotated
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.export.session_markdown import (
@@ -20,36 +21,24 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools.files.fileio import write_atomic
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "filename": {
-            "type": "string",
-            "description": "where to write the PDF, relative to the workspace (default: the "
-            "conversation title + .pdf)",
-        },
-        "mode": {
-            "type": "string",
-            "enum": list(MODES),
-            "description": "latest (default): the last finished question and its answer; "
-            "answers: every question with its final answer; full: everything, with reasoning "
-            "and tool calls",
-        },
-    },
-}
 
-
-@tool(
-    "toolkit_export_last_pdf",
-    "Export this conversation as a PDF file in the workspace (Chinese, Japanese and Korean "
-    "text included). By default it holds the last finished answer with its question; the "
-    "answer being written in this turn is not part of it yet.",
-    PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_export_last_pdf", mutates=True)
 def toolkit_export_last_pdf(
-    ctx: ToolContext, filename: str | None = None, mode: str = "latest"
+    ctx: ToolContext,
+    filename: str | None = None,
+    # the enum is session_markdown.MODES, the list the export itself accepts
+    mode: Annotated[str, {"enum": list(MODES)}] = "latest",
 ) -> str:
+    """Export this conversation as a PDF file in the workspace (Chinese, Japanese and Korean
+    text included). By default it holds the last finished answer with its question; the
+    answer being written in this turn is not part of it yet.
+
+    Args:
+        filename: where to write the PDF, relative to the workspace (default: the
+            conversation title + .pdf)
+        mode: latest (default): the last finished question and its answer; answers: every
+            question with its final answer; full: everything, with reasoning and tool calls
+    """
     if ctx.store is None or not ctx.topic_id:
         raise ToolError("there is no stored conversation to export here")
     if mode not in MODES:

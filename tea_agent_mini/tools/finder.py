@@ -29,22 +29,16 @@ MIN_SEARCH_SCORE = 2.0  # lower than for automatic selection: the model asked
 
 @tool(
     "toolkit_find_tools",  # selection.FINDER; a literal, so build_mini can read it
-    "Find more tools by describing what you need (e.g. 'weather', 'git commit', 'remember a "
-    "fact', 'schedule a task', 'web search'), or get one tool's full instructions by its name. "
-    "The tools found become available: call them next.",
-    {
-        "type": "object",
-        "properties": {
-            "need": {
-                "type": "string",
-                "description": "what you need to do, in a few words, or a tool's exact name",
-            }
-        },
-        "required": ["need"],
-    },
     concurrency_safe=True,
 )
 def toolkit_find_tools(ctx: ToolContext, need: str) -> str:
+    """Find more tools by describing what you need (e.g. 'weather', 'git commit', 'remember a
+    fact', 'schedule a task', 'web search'), or get one tool's full instructions by its name.
+    The tools found become available: call them next.
+
+    Args:
+        need: what you need to do, in a few words, or a tool's exact name
+    """
     toolkit = ctx.toolkit
     if toolkit is None:
         raise ToolError("no tool registry is available here")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -171,33 +171,24 @@ def _starts_with_title(content: str, title: str) -> bool:
     return first.startswith("# ") and first[2:].strip() == title
 
 
-@tool(
-    "toolkit_publish_doc",
-    "Publish a finished document (report, guide, notes) as a file in the workspace's docs/ "
-    "folder: Markdown as written, or a standalone HTML page converted from the Markdown "
-    "(headings, lists, code blocks, bold, links). Replaces a file of the same name.",
-    {
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "description": "the document's title"},
-            "content": {"type": "string", "description": "the body, in Markdown"},
-            "format": {"type": "string", "enum": ["md", "html"], "description": "default md"},
-            "filename": {
-                "type": "string",
-                "description": "file name inside docs/ (default: made from the title)",
-            },
-        },
-        "required": ["title", "content"],
-    },
-    mutates=True,
-)
+@tool("toolkit_publish_doc", mutates=True)
 def toolkit_publish_doc(
     ctx: ToolContext,
     title: str,
     content: str,
-    format: str = "md",  # the parameter name the model sees, though it shadows a builtin
+    format: Literal["md", "html"] = "md",  # the name the model sees, though it shadows a builtin
     filename: str | None = None,
 ) -> str:
+    """Publish a finished document (report, guide, notes) as a file in the workspace's docs/
+    folder: Markdown as written, or a standalone HTML page converted from the Markdown
+    (headings, lists, code blocks, bold, links). Replaces a file of the same name.
+
+    Args:
+        title: the document's title
+        content: the body, in Markdown
+        format: default md
+        filename: file name inside docs/ (default: made from the title)
+    """
     title = " ".join(title.split())
     if not title:
         raise ToolError("the document needs a title")

@@ -15,40 +15,26 @@ from tea_agent_mini.toolkit.registry import tool
 
 MAX_TIMEOUT = 3600.0
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "shell command line (run by /bin/sh -c)"},
-        "timeout": {
-            "type": "number",
-            "description": "seconds without CPU or I/O activity before the command is killed "
-            "(default 30); a command that keeps working may run up to 4x this long",
-        },
-        "cwd": {
-            "type": "string",
-            "description": "working directory, relative to the workspace (default: the workspace)",
-        },
-    },
-    "required": ["command"],
-}
 
-
-@tool(
-    "toolkit_exec",
-    "Run a shell command (/bin/sh -c) in the workspace and return its combined stdout/stderr, "
-    "exit code and duration. The timeout is activity-aware: a command is killed after `timeout` "
-    "seconds only if it is idle (no CPU or I/O); one that keeps working may run up to 4x longer. "
-    "stdin is closed, so interactive prompts fail instead of hanging: pass flags like -y. "
-    "Background processes are stopped when the command ends. Long output keeps its beginning "
-    "and end. A best-effort deny-list (not a sandbox) refuses destructive commands (rm -rf /, "
-    "mkfs, dd to disks, piping downloads into sh ...). With agent.sandbox the command runs "
-    "under bubblewrap: only the workspace and a private $TMPDIR are writable.",
-    PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_exec", mutates=True)
 def toolkit_exec(
     ctx: ToolContext, command: str, timeout: float | None = None, cwd: str | None = None
 ) -> str:
+    """Run a shell command (/bin/sh -c) in the workspace and return its combined
+    stdout/stderr, exit code and duration. The timeout is activity-aware: a command is killed
+    after `timeout` seconds only if it is idle (no CPU or I/O); one that keeps working may run
+    up to 4x longer. stdin is closed, so interactive prompts fail instead of hanging: pass
+    flags like -y. Background processes are stopped when the command ends. Long output keeps
+    its beginning and end. A best-effort deny-list (not a sandbox) refuses destructive
+    commands (rm -rf /, mkfs, dd to disks, piping downloads into sh ...). With agent.sandbox
+    the command runs under bubblewrap: only the workspace and a private $TMPDIR are writable.
+
+    Args:
+        command: shell command line (run by /bin/sh -c)
+        timeout: seconds without CPU or I/O activity before the command is killed (default
+            30); a command that keeps working may run up to 4x this long
+        cwd: working directory, relative to the workspace (default: the workspace)
+    """
     if not command.strip():
         raise ToolError("empty command")
     check_command(command)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -38,55 +39,14 @@ class TextFile:
     skipped: str = ""
 
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": ["replace", "count", "stats"],
-            "description": "replace pattern with replacement, count matches, or line statistics",
-        },
-        "glob": {
-            "type": "string",
-            "description": "which files: '*.py' matches by name at any depth, a pattern with "
-            "'/' matches the path, e.g. 'src/**/*.ts'; braces like '*.{js,ts}' work "
-            "(default: all files)",
-        },
-        "path": {"type": "string", "description": "directory to search (default '.')"},
-        "pattern": {"type": "string", "description": "[replace/count] text or regex to find"},
-        "replacement": {
-            "type": "string",
-            "description": "[replace] the new text; with regex=true \\1 or \\g<name> insert groups",
-        },
-        "regex": {"type": "boolean", "description": "pattern is a Python regex (default false)"},
-        "ignore_case": {"type": "boolean", "description": "case-insensitive (default false)"},
-        "dry_run": {
-            "type": "boolean",
-            "description": "[replace] only show what would change (default true); set false to "
-            "write the files",
-        },
-        "max_files": {
-            "type": "integer",
-            "description": f"stop after this many files (default {DEFAULT_MAX_FILES})",
-        },
-    },
-    "required": ["action"],
-}
+Action = Literal["replace", "count", "stats"]
+ACTIONS: tuple[str, ...] = get_args(Action)
 
 
-@tool(
-    "toolkit_batch_process",
-    "Process every text file matching a glob in the workspace: count occurrences of a text "
-    "or regex, replace it (dry_run=true by default shows the changes without writing; pass "
-    "dry_run=false to write, then toolkit_diff action='undo' can revert), or report line "
-    "statistics per file and per extension. .gitignore'd, binary and huge files are skipped.",
-    PARAMETERS,
-    mutates=True,
-    mutating_actions=("replace",),
-)
+@tool("toolkit_batch_process", mutates=True, mutating_actions=("replace",))
 def toolkit_batch_process(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     glob: str = "**/*",
     path: str = ".",
     pattern: str = "",
@@ -94,9 +54,28 @@ def toolkit_batch_process(
     regex: bool = False,
     ignore_case: bool = False,
     dry_run: bool = True,
-    max_files: int = DEFAULT_MAX_FILES,
+    max_files: Annotated[
+        int, f"stop after this many files (default {DEFAULT_MAX_FILES})"
+    ] = DEFAULT_MAX_FILES,
 ) -> str:
-    if action not in ("replace", "count", "stats"):
+    """Process every text file matching a glob in the workspace: count occurrences of a text
+    or regex, replace it (dry_run=true by default shows the changes without writing; pass
+    dry_run=false to write, then toolkit_diff action='undo' can revert), or report line
+    statistics per file and per extension. .gitignore'd, binary and huge files are skipped.
+
+    Args:
+        action: replace pattern with replacement, count matches, or line statistics
+        glob: which files: '*.py' matches by name at any depth, a pattern with '/' matches
+            the path, e.g. 'src/**/*.ts'; braces like '*.{js,ts}' work (default: all files)
+        path: directory to search (default '.')
+        pattern: [replace/count] text or regex to find
+        replacement: [replace] the new text; with regex=true \\1 or \\g<name> insert groups
+        regex: pattern is a Python regex (default false)
+        ignore_case: case-insensitive (default false)
+        dry_run: [replace] only show what would change (default true); set false to write the
+            files
+    """
+    if action not in ACTIONS:
         raise ToolError(f"unknown action {action!r}; use replace, count or stats")
     limit = min(max(1, max_files), MAX_FILES)
     files, more = _collect(ctx, path, glob or "**/*", limit)

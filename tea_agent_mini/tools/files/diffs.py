@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -81,33 +81,21 @@ def replace_unique(text: str, old: str, new: str, label: str) -> str:
 # ---- toolkit_diff_edit ---------------------------------------------------------------------
 
 
-@tool(
-    "toolkit_diff_edit",
-    "Replace one exact piece of text in a file and show the change as a unified diff. "
-    "old_string must occur exactly once (whitespace included). With preview=true nothing is "
-    "written: you see the diff and can call again with preview=false to apply it. Applied "
-    "edits can be reverted with toolkit_diff action='undo'.",
-    {
-        "type": "object",
-        "properties": {
-            "file_path": {
-                "type": "string",
-                "description": "file to edit, relative to the workspace",
-            },
-            "old_string": {"type": "string", "description": "exact text to replace"},
-            "new_string": {"type": "string", "description": "the replacement text"},
-            "preview": {
-                "type": "boolean",
-                "description": "only show the diff, do not change the file (default false)",
-            },
-        },
-        "required": ["file_path", "old_string", "new_string"],
-    },
-    mutates=True,
-)
+@tool("toolkit_diff_edit", mutates=True)
 def toolkit_diff_edit(
     ctx: ToolContext, file_path: str, old_string: str, new_string: str, preview: bool = False
 ) -> str:
+    """Replace one exact piece of text in a file and show the change as a unified diff.
+    old_string must occur exactly once (whitespace included). With preview=true nothing is
+    written: you see the diff and can call again with preview=false to apply it. Applied
+    edits can be reverted with toolkit_diff action='undo'.
+
+    Args:
+        file_path: file to edit, relative to the workspace
+        old_string: exact text to replace
+        new_string: the replacement text
+        preview: only show the diff, do not change the file (default false)
+    """
     path = ctx.resolve(file_path)
     shown = ctx.relative(path)
     text = read_utf8(path, file_path)
@@ -127,73 +115,49 @@ def toolkit_diff_edit(
 
 # ---- toolkit_diff --------------------------------------------------------------------------
 
-FILES_DESCRIPTION = (
-    "changes as objects: {file_path, new_content} replaces (or creates) the whole file; "
-    "{file_path, old_string, new_string} replaces one exact, unique piece of text"
-)
-
-
-@tool(
-    "toolkit_diff",
-    "Work with multi-file changes as unified diffs. generate: make a diff without writing "
-    "(from `files` changes, or between the files `from_file` and `to_file`). preview: check "
-    "that `files` or a `patch` apply and show the resulting diff, writing nothing. apply: "
-    "apply `files` or a unified-diff `patch` to all files at once (nothing is written if any "
-    "part does not fit) and record an undo step. undo: restore the files changed by the last "
-    "apply (also undoes toolkit_diff_edit and toolkit_batch_process).",
-    {
-        "type": "object",
-        "properties": {
-            "action": {
-                "type": "string",
-                "enum": ["generate", "preview", "apply", "undo"],
-                "description": "generate or preview a diff, apply a patch, or undo the last change",
-            },
-            "files": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "file_path": {"type": "string"},
-                        "new_content": {"type": "string"},
-                        "old_string": {"type": "string"},
-                        "new_string": {"type": "string"},
-                    },
-                    "required": ["file_path"],
-                },
-                "description": f"[generate/preview/apply] {FILES_DESCRIPTION}",
-            },
-            "patch": {
-                "type": "string",
-                "description": "[preview/apply] a unified diff ('--- a/path', '+++ b/path', "
-                "'@@' hunks), e.g. the output of generate",
-            },
-            "from_file": {"type": "string", "description": "[generate] the old file"},
-            "to_file": {"type": "string", "description": "[generate] the new file"},
-            "context_lines": {
-                "type": "integer",
-                "description": "[generate/preview] unchanged lines around each change (default 3)",
-            },
-            "force": {
-                "type": "boolean",
-                "description": "[undo] restore even when a file was changed again since",
-            },
-        },
-        "required": ["action"],
+Action = Literal["generate", "preview", "apply", "undo"]
+FILE_CHANGE_SCHEMA: dict[str, Any] = {  # one item of `files`
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string"},
+        "new_content": {"type": "string"},
+        "old_string": {"type": "string"},
+        "new_string": {"type": "string"},
     },
-    mutates=True,
-    mutating_actions=("apply", "undo"),
-)
+    "required": ["file_path"],
+}
+
+
+@tool("toolkit_diff", mutates=True, mutating_actions=("apply", "undo"))
 def toolkit_diff(
     ctx: ToolContext,
-    action: str,
-    files: list[dict[str, Any]] | None = None,
+    action: Action,
+    files: Annotated[list[dict[str, Any]] | None, {"items": FILE_CHANGE_SCHEMA}] = None,
     patch: str | None = None,
     from_file: str | None = None,
     to_file: str | None = None,
     context_lines: int = 3,
     force: bool = False,
 ) -> str:
+    """Work with multi-file changes as unified diffs. generate: make a diff without writing
+    (from `files` changes, or between the files `from_file` and `to_file`). preview: check
+    that `files` or a `patch` apply and show the resulting diff, writing nothing. apply:
+    apply `files` or a unified-diff `patch` to all files at once (nothing is written if any
+    part does not fit) and record an undo step. undo: restore the files changed by the last
+    apply (also undoes toolkit_diff_edit and toolkit_batch_process).
+
+    Args:
+        action: generate or preview a diff, apply a patch, or undo the last change
+        files: [generate/preview/apply] changes as objects: {file_path, new_content} replaces
+            (or creates) the whole file; {file_path, old_string, new_string} replaces one
+            exact, unique piece of text
+        patch: [preview/apply] a unified diff ('--- a/path', '+++ b/path', '@@' hunks), e.g.
+            the output of generate
+        from_file: [generate] the old file
+        to_file: [generate] the new file
+        context_lines: [generate/preview] unchanged lines around each change (default 3)
+        force: [undo] restore even when a file was changed again since
+    """
     context = min(max(0, context_lines), MAX_CONTEXT_LINES)
     if action == "undo":
         return undo.undo_last(ctx, force)

@@ -11,52 +11,24 @@ from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.tools.files import patch as patching
 
-EDIT_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "file_path": {"type": "string", "description": "file to edit, relative to the workspace"},
-        "old_string": {
-            "type": "string",
-            "description": "exact text to replace, including indentation; include enough "
-            "surrounding lines to make it unique. Empty to create a new file.",
-        },
-        "new_string": {"type": "string", "description": "the replacement text"},
-        "replace_all": {
-            "type": "boolean",
-            "description": "replace every occurrence instead of requiring exactly one "
-            "(default false)",
-        },
-    },
-    "required": ["file_path", "old_string", "new_string"],
-}
 
-PATCH_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "patch": {
-            "type": "string",
-            "description": "a unified diff: for each file a '--- a/path' and '+++ b/path' line "
-            "(use /dev/null for new or deleted files) followed by '@@ -l,n +l,n @@' hunks "
-            "with ' ' context, '-' removed and '+' added lines",
-        }
-    },
-    "required": ["patch"],
-}
-
-
-@tool(
-    "toolkit_edit",
-    "Replace an exact piece of text in a file. old_string must match the file exactly "
-    "(whitespace and indentation included) and occur exactly once, unless replace_all is true. "
-    "Read the file first to copy the text precisely. With an empty old_string on a file that "
-    "does not exist, the file is created with new_string. For changes to many places or files "
-    "at once use toolkit_apply_patch.",
-    EDIT_PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_edit", mutates=True)
 def toolkit_edit(
     ctx: ToolContext, file_path: str, old_string: str, new_string: str, replace_all: bool = False
 ) -> str:
+    """Replace an exact piece of text in a file. old_string must match the file exactly
+    (whitespace and indentation included) and occur exactly once, unless replace_all is true.
+    Read the file first to copy the text precisely. With an empty old_string on a file that
+    does not exist, the file is created with new_string. For changes to many places or files
+    at once use toolkit_apply_patch.
+
+    Args:
+        file_path: file to edit, relative to the workspace
+        old_string: exact text to replace, including indentation; include enough surrounding
+            lines to make it unique. Empty to create a new file.
+        new_string: the replacement text
+        replace_all: replace every occurrence instead of requiring exactly one (default false)
+    """
     path = ctx.resolve(file_path)
     if old_string == "":
         return _create(ctx, path, file_path, new_string)
@@ -154,16 +126,18 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-@tool(
-    "toolkit_apply_patch",
-    "Apply a unified diff to one or more files in the workspace. Every hunk is checked before "
-    "anything is written: if one does not fit, no file changes and the error says which hunk "
-    "failed. Hunks are located by their context lines, so slightly wrong line numbers are fine. "
-    "New files use '--- /dev/null', deleted files '+++ /dev/null'.",
-    PATCH_PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_apply_patch", mutates=True)
 def toolkit_apply_patch(ctx: ToolContext, patch: str) -> str:
+    """Apply a unified diff to one or more files in the workspace. Every hunk is checked before
+    anything is written: if one does not fit, no file changes and the error says which hunk
+    failed. Hunks are located by their context lines, so slightly wrong line numbers are fine.
+    New files use '--- /dev/null', deleted files '+++ /dev/null'.
+
+    Args:
+        patch: a unified diff: for each file a '--- a/path' and '+++ b/path' line (use
+            /dev/null for new or deleted files) followed by '@@ -l,n +l,n @@' hunks with ' '
+            context, '-' removed and '+' added lines
+    """
     changes = patching.plan_patch(ctx, patch)
     patching.write_changes(changes)
     return patching.summarize(changes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated, Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import SKIP_DIRS, ToolContext
@@ -15,64 +16,38 @@ COUNT_NOTE_LINES = 20  # a whole file this long or longer ends with its line cou
 MAX_LIST_ENTRIES = 1000
 BINARY_SNIFF_BYTES = 8192
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "action": {
-            "type": "string",
-            "enum": ["read", "write", "list", "append"],
-            "description": "read a text file, write (replace) it, append to it, or list a dir",
-        },
-        "filename": {
-            "type": "string",
-            "description": "[read/write/append] file path, relative to the workspace",
-        },
-        "content": {"type": "string", "description": "[write/append] the text to write"},
-        "path": {
-            "type": "string",
-            "description": "[list] directory to list, relative to the workspace (default '.')",
-        },
-        "offset": {
-            "type": "integer",
-            "description": "[read] first line to return, 1-based (default 1)",
-        },
-        "limit": {
-            "type": "integer",
-            "description": f"[read] how many lines to return (default {DEFAULT_READ_LINES})",
-        },
-        "recursive": {
-            "type": "boolean",
-            "description": "[list] include subdirectories (default false)",
-        },
-    },
-    "required": ["action"],
-}
+Action = Literal["read", "write", "list", "append"]
 
 
-@tool(
-    "toolkit_file",
-    "Read, write, append to, or list files in the workspace. "
-    "read: returns the file's text; for a long file only a window of lines is returned and a "
-    "note at the end gives the total and the offset to continue from (a whole file of 20 lines "
-    "or more ends with its line count). Binary files are refused. "
-    "write: replaces the whole file (parent directories are created). append: adds to the end. "
-    "list: names in a directory, directories marked with a trailing '/'. "
-    "Paths are relative to the workspace; paths outside it are refused. "
-    "To change part of a file prefer toolkit_edit.",
-    PARAMETERS,
-    mutates=True,
-    mutating_actions=("write", "append"),
-)
+@tool("toolkit_file", mutates=True, mutating_actions=("write", "append"))
 def toolkit_file(
     ctx: ToolContext,
-    action: str,
+    action: Action,
     filename: str = "",
     content: str | None = None,
     path: str = ".",
     offset: int = 1,
-    limit: int = DEFAULT_READ_LINES,
+    limit: Annotated[
+        int, f"[read] how many lines to return (default {DEFAULT_READ_LINES})"
+    ] = DEFAULT_READ_LINES,
     recursive: bool = False,
 ) -> str:
+    """Read, write, append to, or list files in the workspace. read: returns the file's text;
+    for a long file only a window of lines is returned and a note at the end gives the total
+    and the offset to continue from (a whole file of 20 lines or more ends with its line
+    count). Binary files are refused. write: replaces the whole file (parent directories are
+    created). append: adds to the end. list: names in a directory, directories marked with a
+    trailing '/'. Paths are relative to the workspace; paths outside it are refused. To change
+    part of a file prefer toolkit_edit.
+
+    Args:
+        action: read a text file, write (replace) it, append to it, or list a dir
+        filename: [read/write/append] file path, relative to the workspace
+        content: [write/append] the text to write
+        path: [list] directory to list, relative to the workspace (default '.')
+        offset: [read] first line to return, 1-based (default 1)
+        recursive: [list] include subdirectories (default false)
+    """
     if action == "list":
         return list_directory(ctx, path or ".", recursive)
     target = filename or (path if path not in ("", ".") else "")

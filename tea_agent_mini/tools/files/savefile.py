@@ -16,6 +16,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Literal
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -26,58 +27,33 @@ MAX_CHUNKS = 1000
 STALE_SECONDS = 24 * 3600
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/=_\-\s]*")
 
-PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "filename": {"type": "string", "description": "file path, relative to the workspace"},
-        "content": {
-            "type": "string",
-            "description": "the text, or base64 data when encoding is 'base64' (for a chunked "
-            "write: this chunk only)",
-        },
-        "encoding": {
-            "type": "string",
-            "enum": ["text", "base64"],
-            "description": "text (UTF-8, default) or base64 (binary files: images, archives)",
-        },
-        "mode": {
-            "type": "string",
-            "enum": ["write", "append"],
-            "description": "write replaces the file (default), append adds to its end",
-        },
-        "chunk_index": {
-            "type": "integer",
-            "description": "for large content sent in several calls: this chunk's number, "
-            "counting from 0",
-        },
-        "total_chunks": {
-            "type": "integer",
-            "description": "for chunked writes: how many chunks there are in all",
-        },
-    },
-    "required": ["filename", "content"],
-}
 
-
-@tool(
-    "toolkit_save_file",
-    "Save a file in the workspace from text or base64 content. For large content split it "
-    "into chunks (a few KB each) and call once per chunk with chunk_index (0, 1, 2 ...) and "
-    "total_chunks; the file is written only when every chunk has arrived, in one atomic step. "
-    "With encoding 'base64' the chunks are pieces of one base64 string (split anywhere) and "
-    "the decoded bytes are written exactly. mode 'append' adds to the end of the file.",
-    PARAMETERS,
-    mutates=True,
-)
+@tool("toolkit_save_file", mutates=True)
 def toolkit_save_file(
     ctx: ToolContext,
     filename: str,
     content: str,
-    encoding: str = "text",
-    mode: str = "write",
+    encoding: Literal["text", "base64"] = "text",
+    mode: Literal["write", "append"] = "write",
     chunk_index: int | None = None,
     total_chunks: int | None = None,
 ) -> str:
+    """Save a file in the workspace from text or base64 content. For large content split it
+    into chunks (a few KB each) and call once per chunk with chunk_index (0, 1, 2 ...) and
+    total_chunks; the file is written only when every chunk has arrived, in one atomic step.
+    With encoding 'base64' the chunks are pieces of one base64 string (split anywhere) and
+    the decoded bytes are written exactly. mode 'append' adds to the end of the file.
+
+    Args:
+        filename: file path, relative to the workspace
+        content: the text, or base64 data when encoding is 'base64' (for a chunked write:
+            this chunk only)
+        encoding: text (UTF-8, default) or base64 (binary files: images, archives)
+        mode: write replaces the file (default), append adds to its end
+        chunk_index: for large content sent in several calls: this chunk's number, counting
+            from 0
+        total_chunks: for chunked writes: how many chunks there are in all
+    """
     target = ctx.resolve(filename)
     if target.is_dir():
         raise ToolError(f"'{filename}' is a directory")

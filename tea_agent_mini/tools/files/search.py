@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import SKIP_DIRS, ToolContext, is_within
@@ -101,27 +102,18 @@ def expand_braces(pattern: str) -> list[str]:
     return [p for part in match.group(1).split(",") for p in expand_braces(head + part + tail)]
 
 
-@tool(
-    "toolkit_glob",
-    "Find files and directories whose path matches a glob pattern, relative to `path`. "
-    "'*' matches within one directory level, '**' across levels: '*.py' finds Python files "
-    "directly in `path`, '**/*.py' at any depth, 'src/**/test_*.py' below src. Braces like "
-    "'*.{js,ts}' work. .git, node_modules, __pycache__ and venv directories and .gitignore'd "
-    "files are skipped. Directories end with '/'.",
-    {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "glob pattern, e.g. '**/*.py'"},
-            "path": {
-                "type": "string",
-                "description": "directory to search from, relative to the workspace (default '.')",
-            },
-        },
-        "required": ["pattern"],
-    },
-    concurrency_safe=True,
-)
+@tool("toolkit_glob", concurrency_safe=True)
 def toolkit_glob(ctx: ToolContext, pattern: str, path: str = ".") -> str:
+    """Find files and directories whose path matches a glob pattern, relative to `path`.
+    '*' matches within one directory level, '**' across levels: '*.py' finds Python files
+    directly in `path`, '**/*.py' at any depth, 'src/**/test_*.py' below src. Braces like
+    '*.{js,ts}' work. .git, node_modules, __pycache__ and venv directories and .gitignore'd
+    files are skipped. Directories end with '/'.
+
+    Args:
+        pattern: glob pattern, e.g. '**/*.py'
+        path: directory to search from, relative to the workspace (default '.')
+    """
     root = _search_root(ctx, path, files_ok=False)
     regexes = [compile_glob(p) for p in expand_braces(pattern.strip())]
     found: list[str] = []
@@ -145,53 +137,32 @@ def _search_root(ctx: ToolContext, path: str, *, files_ok: bool) -> Path:
     return root
 
 
-GREP_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "description": "Python regular expression to search for"},
-        "path": {
-            "type": "string",
-            "description": "file or directory to search, relative to the workspace (default '.')",
-        },
-        "glob": {
-            "type": "string",
-            "description": "only search files matching this glob, e.g. '*.py' (file name) or "
-            "'src/**/*.ts' (path)",
-        },
-        "ignore_case": {"type": "boolean", "description": "case-insensitive (default false)"},
-        "max_results": {
-            "type": "integer",
-            "description": "stop after this many matching lines "
-            f"(default 200, max {MAX_GREP_RESULTS})",
-        },
-        "context": {
-            "type": "integer",
-            "description": "lines of context before and after each match "
-            f"(default 0, max {MAX_CONTEXT})",
-        },
-    },
-    "required": ["pattern"],
-}
-
-
-@tool(
-    "toolkit_grep",
-    "Search file contents with a regular expression (Python syntax). Returns 'path:line:text' "
-    "for each matching line ('path-line-text' for context lines), paths relative to the "
-    "workspace. Binary files, .git, node_modules, __pycache__, venv and .gitignore'd files are "
-    "skipped. Use `glob` to restrict to some files and `context` to see surrounding lines.",
-    GREP_PARAMETERS,
-    concurrency_safe=True,
-)
+@tool("toolkit_grep", concurrency_safe=True)
 def toolkit_grep(
     ctx: ToolContext,
     pattern: str,
     path: str = ".",
     glob: str | None = None,
     ignore_case: bool = False,
-    max_results: int = 200,
-    context: int = 0,
+    max_results: Annotated[
+        int, f"stop after this many matching lines (default 200, max {MAX_GREP_RESULTS})"
+    ] = 200,
+    context: Annotated[
+        int, f"lines of context before and after each match (default 0, max {MAX_CONTEXT})"
+    ] = 0,
 ) -> str:
+    """Search file contents with a regular expression (Python syntax). Returns 'path:line:text'
+    for each matching line ('path-line-text' for context lines), paths relative to the
+    workspace. Binary files, .git, node_modules, __pycache__, venv and .gitignore'd files are
+    skipped. Use `glob` to restrict to some files and `context` to see surrounding lines.
+
+    Args:
+        pattern: Python regular expression to search for
+        path: file or directory to search, relative to the workspace (default '.')
+        glob: only search files matching this glob, e.g. '*.py' (file name) or 'src/**/*.ts'
+            (path)
+        ignore_case: case-insensitive (default false)
+    """
     try:
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
