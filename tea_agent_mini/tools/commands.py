@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Literal, get_args
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.context import ToolContext
@@ -118,8 +118,7 @@ def toolkit_custom_commands(
     name: str | None = None,
     template: str | None = None,
     description: str | None = None,
-    # ``str | list[str]`` would be an anyOf; bare ``list`` gives type ["string", "array"]
-    args: Annotated[str | list | None, {"items": {"type": "string"}}] = None,
+    args: str | list[str] | None = None,
     scope: Scope | None = None,
 ) -> str:
     """Reusable prompt templates (slash commands such as /review) stored as Markdown files.

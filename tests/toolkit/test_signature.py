@@ -149,3 +149,15 @@ def test_docstring_sections_other_than_args_are_left_out() -> None:
     )
     assert summary == "Do it."
     assert arguments == {"a": "first", "b": "second"}
+
+
+def test_every_shipped_tool_declares_its_parameters_once() -> None:
+    """The schema a shipped tool sends is the one its signature and docstring give: no tool
+    keeps a second, hand-written copy that could drift from the function."""
+    from tea_agent_mini.toolkit.registry import Toolkit
+
+    toolkit = Toolkit.load()
+    assert not toolkit.load_errors
+    for spec in toolkit.specs():
+        description, parameters = describe_function(spec.func)
+        assert (description, parameters) == (spec.description, spec.parameters), spec.name
