@@ -87,6 +87,17 @@ class EmbeddingConfig:
 
 
 @dataclass
+class SubagentsConfig:
+    """Limits on the subagents a turn starts (``agent.subagents``); a subagent never starts
+    subagents of its own."""
+
+    max_parallel: int = 3  # children running at once, across the process
+    timeout: float = 600.0  # seconds one child may run (an identity may ask for less)
+    turn_tokens: int = 200_000  # tokens all children of one turn may use (0: no limit)
+    turn_seconds: float = 1800.0  # wall time all children of one turn may take (0: no limit)
+
+
+@dataclass
 class AgentConfig:
     max_iterations: int = 50
     workspace: str = ""  # empty: the current directory at start
@@ -101,6 +112,7 @@ class AgentConfig:
     # shell commands under bubblewrap: auto (where it works) | off | required (refuse without)
     sandbox: str = "auto"
     sandbox_network: bool = True
+    subagents: SubagentsConfig = field(default_factory=SubagentsConfig)
 
 
 @dataclass(repr=False)
@@ -336,6 +348,9 @@ def _build_section(cls: type, value: Any, key: str, problems: list[str]) -> Any:
             expected = ", ".join(sorted(names))
             problems.append(f"unknown key {key}.{raw_name}; expected one of {expected}")
             continue
+        if dataclasses.is_dataclass(hints[name]):  # a nested section, e.g. agent.subagents
+            kwargs[name] = _build_section(hints[name], item, f"{key}.{raw_name}", problems)
+            continue
         try:
             secret = raw_name in SECRET_FIELDS
             kwargs[name] = coerce(item, hints[name], f"{key}.{raw_name}", secret=secret)
@@ -394,6 +409,11 @@ def value_problems(config: Config) -> list[str]:
     if agent.max_iterations < 1:
         problems.append(
             f"agent.max_iterations: expected a positive integer, got {agent.max_iterations}"
+        )
+    if agent.subagents.max_parallel < 1:
+        problems.append(
+            "agent.subagents.max_parallel: expected a positive integer, "
+            f"got {agent.subagents.max_parallel}"
         )
     if not 0 < config.server.port < 65536:
         problems.append(f"server.port: expected 1-65535, got {config.server.port}")

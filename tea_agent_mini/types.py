@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -238,8 +239,31 @@ class Done:
     context_limit: int = 0
 
 
-Event = TextDelta | ReasoningDelta | ToolCallStart | ToolResult | Usage | Notice | Error | Done
+@dataclass(frozen=True)
+class ChildEvent:
+    """An event of a subagent's turn, relayed into its parent's stream while the tool call that
+    started it (``call_id``) runs. ``event`` is any of the events below except ChildEvent."""
+
+    call_id: str
+    agent: str
+    topic_id: str
+    event: Any
+
+
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStart
+    | ToolResult
+    | Usage
+    | Notice
+    | Error
+    | Done
+    | ChildEvent
+)
 """Everything a turn can emit. Front ends (CLI, SSE, OpenAI encoder) are adapters over these."""
+EventSink = Callable[[ChildEvent], None]
+"""Where tools send the events of the subagents they run (the parent turn relays them)."""
 
 LLMEvent = TextDelta | ReasoningDelta | Notice | Completion
 """What ``ChatModel.stream`` yields: deltas and notices, then exactly one Completion last."""
@@ -296,7 +320,16 @@ class ToolRunner(Protocol):
 
     def callable_names(self) -> set[str]: ...
 
-    async def run_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]: ...
+    @property
+    def workspace(self) -> Path: ...
+
+    def begin_turn(self) -> None:
+        """A turn starts: per-turn tool state (the subagents' budget) starts afresh."""
+        ...
+
+    async def run_many(
+        self, calls: Sequence[ToolCall], on_event: EventSink | None = None
+    ) -> list[ToolResult]: ...
 
 
 class MessageLog(Protocol):

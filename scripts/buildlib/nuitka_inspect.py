@@ -17,7 +17,11 @@ from .source_checks import package_files
 from .whitelist import PACKAGE
 
 # Package data the runtime reads through importlib.resources.
-DATA_DIRS = (f"{PACKAGE}/server/static/", f"{PACKAGE}/skills/bundled/")
+DATA_DIRS = (
+    f"{PACKAGE}/server/static/",
+    f"{PACKAGE}/skills/bundled/",
+    f"{PACKAGE}/agent/bundled/",
+)
 REQUIRED_MODULES = ("_json",)
 
 

@@ -26,6 +26,7 @@ from ..errors import (
 from ..store.outcomes import PartialAnswer, tool_message
 from ..types import (
     CallOptions,
+    ChildEvent,
     ChatModel,
     Completion,
     Done,
@@ -136,6 +137,7 @@ class Session:
         ``options`` (sampling, output format) apply to every model call of the turn."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
         self.turn_context = None
+        self.executor.begin_turn()
         request = content if isinstance(content, str) else _text_of(content)
         turn = _Turn(self, request, options)
         partial = PartialAnswer()
@@ -221,7 +223,7 @@ class _Turn:
                     "the model showed code instead of applying it; asked it to", kind="text_tools"
                 )
                 continue
-            workspace = getattr(getattr(self.s.executor, "context", None), "workspace", None)
+            workspace = self.s.executor.workspace
             if not calls and tools and self.corrections.unchecked_file(content, workspace):
                 yield Notice(
                     "the model named a file it never looked for; asked it to check", "text_tools"
@@ -311,8 +313,13 @@ class _Turn:
         done: set[str] = set()
         why = "cancelled by the user"
         try:
-            results = await self.s.executor.run_many(calls)
-            for result in results:
+            async for item in self._results(calls):
+                if isinstance(item, ChildEvent):
+                    if isinstance(item.event, Usage):  # a subagent's tokens count for this turn
+                        self.usage = self.usage + item.event
+                    yield item
+                    continue
+                result = item
                 await asyncio.to_thread(self.s._save, tool_message(result))
                 done.add(result.call_id)
                 call = _call_of(calls, result)
@@ -330,6 +337,34 @@ class _Turn:
             for call in missing:
                 cancelled = ToolResult(call.id, call.name, ok=False, error=why)
                 self.s._save(tool_message(cancelled, "stopped"))
+
+    async def _results(self, calls: list[ToolCall]) -> AsyncIterator[ToolResult | ChildEvent]:
+        """The calls' results in call order, and meanwhile the events of the subagents they
+        run, as those arrive."""
+        loop = asyncio.get_running_loop()
+        relayed: asyncio.Queue[ChildEvent] = asyncio.Queue()
+
+        def relay(event: ChildEvent) -> None:  # from any thread
+            loop.call_soon_threadsafe(relayed.put_nowait, event)
+
+        running = asyncio.ensure_future(self.s.executor.run_many(calls, relay))
+        try:
+            while not running.done():
+                waiter = asyncio.ensure_future(relayed.get())
+                await asyncio.wait({running, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                if waiter.done():
+                    yield waiter.result()
+                else:
+                    waiter.cancel()
+            await asyncio.sleep(0)  # let relays scheduled by the last calls land
+            while not relayed.empty():
+                yield relayed.get_nowait()
+            for result in running.result():
+                yield result
+        finally:
+            if not running.done():
+                running.cancel()
+                await asyncio.gather(running, return_exceptions=True)
 
     async def _finish(self, completion: Completion, content: str, iteration: int):
         from ..llm.assemble import clean_template_tokens

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .agents import AgentMessage, InboxRepository, Teammate, TeammateRepository
 from .database import Database
 from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "AgentMessage",
     "Database",
+    "InboxRepository",
     "Memory",
     "MemoryRepository",
     "MessageRepository",
@@ -31,6 +34,8 @@ __all__ = [
     "Task",
     "TaskRepository",
     "TaskRun",
+    "Teammate",
+    "TeammateRepository",
     "Topic",
     "TopicRepository",
     "topic_scope",
@@ -58,6 +63,8 @@ class Store:
         self.state = StateRepository(db)
         self.memories = MemoryRepository(db)
         self.tasks = TaskRepository(db)
+        self.inbox = InboxRepository(db)
+        self.teammates = TeammateRepository(db)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:

@@ -234,6 +234,39 @@ def _message_outcomes(db: Database) -> None:
     db.execute("ALTER TABLE messages ADD COLUMN duration REAL")
 
 
+def _agents(db: Database) -> None:
+    # subagents and teammates: a child topic names its parent and the identity it runs as;
+    # agents exchange messages through inboxes; teammates outlive a process (store/agents.py)
+    db.execute("ALTER TABLE topics ADD COLUMN parent_id TEXT")
+    db.execute("ALTER TABLE topics ADD COLUMN agent TEXT")
+    db.execute("CREATE INDEX topics_by_parent ON topics (parent_id) WHERE parent_id IS NOT NULL")
+    db.execute(
+        """CREATE TABLE agent_messages (
+            id INTEGER PRIMARY KEY,
+            created_at REAL NOT NULL,
+            sender TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT,
+            read_at REAL
+        )"""
+    )
+    db.execute("CREATE INDEX agent_messages_inbox ON agent_messages (recipient, read_at, id)")
+    db.execute(
+        """CREATE TABLE teammates (
+            name TEXT PRIMARY KEY,
+            role TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            agent TEXT,
+            topic_id TEXT,
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -243,6 +276,7 @@ MIGRATIONS: list[Migration] = [
     (6, "memory_codes", _memory_codes),
     (7, "topic_sources", _topic_sources),
     (8, "message_outcomes", _message_outcomes),
+    (9, "agents", _agents),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

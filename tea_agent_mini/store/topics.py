@@ -34,11 +34,13 @@ class Topic:
     message_count: int = 0
     archived: bool = False
     source: str = "ui"
+    parent_id: str | None = None  # the topic that started this one (a subagent's parent)
+    agent: str | None = None  # the identity a subagent or teammate runs as
 
 
 _SELECT = """
     SELECT t.id, t.title, t.created_at, t.updated_at, t.profile, t.prompt_tokens,
-           t.completion_tokens, t.system_prompt, t.archived, t.source,
+           t.completion_tokens, t.system_prompt, t.archived, t.source, t.parent_id, t.agent,
            (SELECT COUNT(*) FROM messages m WHERE m.topic_id = t.id) AS message_count
     FROM topics t
 """
@@ -50,8 +52,18 @@ class TopicRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def create(self, title: str = "", profile: str = "", source: str = "ui") -> Topic:
-        """A new topic; ``source`` is one of :data:`SOURCES`.
+    def create(
+        self,
+        title: str = "",
+        profile: str = "",
+        source: str = "ui",
+        *,
+        parent_id: str | None = None,
+        agent: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Topic:
+        """A new topic; ``source`` is one of :data:`SOURCES`. A subagent's topic names its
+        parent topic and its identity, and carries the identity's prompt as its own.
 
         Raises:
             StoreError: an unknown source.
@@ -66,13 +78,21 @@ class TopicRepository:
             updated_at=now,
             profile=profile,
             source=source,
+            parent_id=parent_id,
+            agent=agent,
+            system_prompt=system_prompt,
         )
         self._db.execute(
-            "INSERT INTO topics (id, title, created_at, updated_at, profile, source) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (topic.id, title, now, now, profile, source),
+            "INSERT INTO topics (id, title, created_at, updated_at, profile, source, parent_id, "
+            "agent, system_prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (topic.id, title, now, now, profile, source, parent_id, agent, system_prompt),
         )
         return topic
+
+    def children(self, parent_id: str) -> list[Topic]:
+        """The topics a topic's subagents ran in, oldest first."""
+        sql = _SELECT + " WHERE t.parent_id = ? ORDER BY t.created_at, t.rowid"
+        return [_topic(row) for row in self._db.query(sql, (parent_id,))]
 
     def get(self, topic_id: str) -> Topic | None:
         row = self._db.query_one(_SELECT + " WHERE t.id = ?", (topic_id,))
@@ -176,4 +196,6 @@ def _topic(row: sqlite3.Row) -> Topic:
         message_count=row["message_count"],
         archived=bool(row["archived"]),
         source=row["source"],
+        parent_id=row["parent_id"],
+        agent=row["agent"],
     )

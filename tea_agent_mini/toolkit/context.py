@@ -5,8 +5,10 @@ It confines paths to the workspace and gives tools a small per-topic key/value s
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tea_agent_mini.config import Config, ToolsConfig
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
 from tea_agent_mini.shell.sandbox import Sandbox
-from tea_agent_mini.types import ApprovalCallback, AskUserCallback, NoticeCallback
+from tea_agent_mini.types import ApprovalCallback, AskUserCallback, EventSink, NoticeCallback
 
 if TYPE_CHECKING:
     from tea_agent_mini.memory.manager import MemoryManager
@@ -50,6 +52,20 @@ class ToolRuntime(Protocol):
 
 
 @dataclass
+class TurnLedger:
+    """What the subagents of one turn have used, against the turn's budget for them."""
+
+    started: float = field(default_factory=time.monotonic)
+    tokens: int = 0
+    children: int = 0
+
+
+# The tool call a tool is running for (set by the executor for each call; contextvars follow
+# the call into its task or thread). Subagents label their relayed events with it.
+CURRENT_CALL: contextvars.ContextVar[str] = contextvars.ContextVar("tool_call", default="")
+
+
+@dataclass
 class ToolContext:
     """Per-session settings for tools.
 
@@ -82,6 +98,12 @@ class ToolContext:
     ask_user: AskUserCallback | None = None
     # Shows a stored notice at once (toolkit_notify without a desktop), e.g. as a web UI toast.
     on_notice: NoticeCallback | None = None
+    # 0 in a user's session, 1 in a subagent's (which may not start subagents of its own)
+    depth: int = 0
+    # What this turn's subagents have used; the executor starts a new ledger each turn.
+    turn: TurnLedger = field(default_factory=TurnLedger, repr=False, compare=False)
+    # Where a running tool sends its subagents' events; set by the executor while calls run.
+    emit: EventSink | None = field(default=None, repr=False, compare=False)
     # Set by the executor when the turn running these tools is cancelled; long tools poll it.
     cancel_event: threading.Event = field(
         default_factory=threading.Event, init=False, repr=False, compare=False

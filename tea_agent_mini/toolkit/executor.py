@@ -13,14 +13,15 @@ import logging
 import time
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tea_agent_mini.errors import ToolError
 from tea_agent_mini.toolkit.arguments import validate_arguments
 from tea_agent_mini.toolkit.callfix import complete_action
-from tea_agent_mini.toolkit.context import ToolContext
+from tea_agent_mini.toolkit.context import CURRENT_CALL, ToolContext, TurnLedger
 from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
-from tea_agent_mini.types import ToolCall, ToolResult
+from tea_agent_mini.types import EventSink, ToolCall, ToolResult
 
 logger = logging.getLogger(__name__)
 SKILLS_TOOL = "toolkit_skills"
@@ -37,17 +38,31 @@ class ToolExecutor:
         *,
         max_output_bytes: int = 128 * 1024,
         max_parallel: int = 4,
+        allowed: frozenset[str] | None = None,
+        owner: str = "",
     ) -> None:
         self.toolkit = toolkit
         self.context = context
+        # a subagent's whitelist (None: every installed tool); ``owner`` names it in refusals
+        self.allowed = allowed
+        self.owner = owner
         self.max_output_bytes = max_output_bytes
         self.max_parallel = max(1, max_parallel)
         # asyncio primitives belong to one event loop; keep one semaphore per running loop
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._semaphores = weakref.WeakKeyDictionary()
 
+    @property
+    def workspace(self) -> Path:
+        return self.context.workspace
+
+    def begin_turn(self) -> None:
+        """A new turn: its subagents get a budget of their own."""
+        self.context.turn = TurnLedger()
+
     async def run(self, call: ToolCall) -> ToolResult:
         """Run one call. Never raises, except asyncio.CancelledError."""
+        CURRENT_CALL.set(call.id)
         started = time.monotonic()
         try:
             output = await self._run(call)
@@ -68,12 +83,22 @@ class ToolExecutor:
             truncated=truncated,
         )
 
-    async def run_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    async def run_many(
+        self, calls: Sequence[ToolCall], on_event: EventSink | None = None
+    ) -> list[ToolResult]:
         """Run calls in order; consecutive concurrency-safe ones run in parallel.
 
-        Results come back in the order of ``calls``.
+        Results come back in the order of ``calls``. Subagents started by the calls send their
+        events to ``on_event`` while they run.
         """
         self.context.cancel_event.clear()
+        self.context.emit = on_event
+        try:
+            return await self._run_in_order(calls)
+        finally:
+            self.context.emit = None
+
+    async def _run_in_order(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         results: list[ToolResult] = []
         batch: list[ToolCall] = []
         for call in calls:
@@ -98,6 +123,8 @@ class ToolExecutor:
         return spec is not None and spec.concurrency_safe and not spec.mutates
 
     async def _run(self, call: ToolCall) -> str:
+        if self.allowed is not None and call.name not in self.allowed:
+            raise ToolError(self._not_allowed_message(call.name))
         spec = self.toolkit.get(call.name)
         if spec is None:
             if call.name in self.skill_names():
@@ -160,7 +187,8 @@ class ToolExecutor:
     def callable_names(self) -> set[str]:
         """What a call may name: the installed tools, and the skills (a small model calls a
         skill named in its context as if it were a tool)."""
-        return set(self.toolkit.names()) | self.skill_names()
+        names = set(self.toolkit.names()) | self.skill_names()
+        return names if self.allowed is None else names & self.allowed
 
     def skill_names(self) -> set[str]:
         if SKILLS_TOOL not in self.toolkit.names():
@@ -177,6 +205,12 @@ class ToolExecutor:
             raise ToolError(self._unknown_tool_message(name))
         text = skills.func(self.context, "load", name=name)
         return f"{name} is a skill, not a tool. Its instructions:\n\n{text}"
+
+    def _not_allowed_message(self, name: str) -> str:
+        allowed = ", ".join(sorted(self.allowed or ())) or "none"
+        if self.toolkit.get(name) is None:
+            return f"{self._unknown_tool_message(name)} (your tools: {allowed})"
+        return f"{name} is not one of the {self.owner or 'allowed'} tools; use one of: {allowed}"
 
     def _unknown_tool_message(self, name: str) -> str:
         from tea_agent_mini.llm.toolnames import unknown_tool_message
