@@ -4,6 +4,7 @@
     ├── ConfigError          config file missing a model, wrong type, unknown key ...
     │   ├── WindowTooSmall   (context/turn.py) not even the smallest request fits the window
     │   └── SkillFormatError (skills/loader.py) a SKILL.md that cannot be read
+    ├── SignatureError       (toolkit/signature.py) a tool function without types or docs
     ├── LLMError             anything that went wrong talking to the model endpoint
     │   ├── RateLimited      HTTP 429 (carries retry_after when the server sent one)
     │   ├── UpstreamError    HTTP 4xx/5xx or a transport failure after retries

@@ -31,13 +31,15 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union
 
+from tea_agent_mini.errors import TeaAgentError
+
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _SECTION_HEADER = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?):\s*$")
 _ARG_LINE = re.compile(r"^(\s*)(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s?(.*)$")
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
-class SignatureError(ValueError):
+class SignatureError(TeaAgentError, ValueError):
     """The function cannot be described as a tool (a parameter without type or description)."""
 
 

@@ -73,7 +73,11 @@ def test_text_upload_attaches_as_text(http, scripted_server):
         f"/v1/sessions/{session['id']}/messages",
         json={"content": "", "attachments": [info["id"]]},
     )
-    _block, *parts = scripted_server.requests[-1]["messages"][-1]["content"]
+    # the turn's request, not a title request the background worker may have sent after it
+    turn = next(
+        r for r in scripted_server.requests if isinstance(r["messages"][-1]["content"], list)
+    )
+    _block, *parts = turn["messages"][-1]["content"]
     assert parts[0]["type"] == "text" and "buy tea" in parts[0]["text"]
 
 
