@@ -3,7 +3,8 @@
     TeaAgentError
     ├── ConfigError          config file missing a model, wrong type, unknown key ...
     │   ├── WindowTooSmall   (context/turn.py) not even the smallest request fits the window
-    │   └── SkillFormatError (skills/loader.py) a SKILL.md that cannot be read
+    │   ├── SkillFormatError (skills/loader.py) a SKILL.md that cannot be read
+    │   └── IdentityError    (agent/identities.py) a subagent identity file that cannot be used
     ├── SignatureError       (toolkit/signature.py) a tool function without types or docs
     ├── LLMError             anything that went wrong talking to the model endpoint
     │   ├── RateLimited      HTTP 429 (carries retry_after when the server sent one)
@@ -20,6 +21,7 @@
     │   └── McpError         (mcp/errors.py) transport, protocol, timeout, RPC errors
     ├── StoreError           the SQLite store could not do what was asked
     │   └── UnknownSession   (export/session_markdown.py) no such session to export
+    ├── SubagentError        (agent/subagents.py) unknown identity, depth or budget exceeded
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
     ├── ApiError             (server/api_errors.py) an HTTP error for the API user, with status

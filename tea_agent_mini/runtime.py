@@ -18,6 +18,7 @@ from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
     from .agent.session import Session, UserContent
+    from .agent.subagents import ChildRequest, Subagents
     from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from .toolkit.context import ToolContext
     from .toolkit.registry import Toolkit
     from .toolkit.selection import ToolMenu
-    from .types import Done, Message
+    from .types import ChatModel, Done, Message
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Runtime:
         # the scheduled-task runner, when this process runs one (set by start_scheduler)
         self.scheduler: SchedulerRunner | None = None
         self._borrowed: tuple[str, ...] = ()  # parts shared from the runtime we derive from
+        self._profile_llms: dict[str, OpenAIChatClient] = {}  # subagents on another profile
 
     @functools.cached_property
     def store(self) -> Store:
@@ -79,6 +81,42 @@ class Runtime:
         if not self.config.cheap_model.model_name:
             return self.main_llm
         return OpenAIChatClient(self.config.cheap)
+
+    def llm_for(self, model: str) -> ChatModel:
+        """The client of ``model``: ``main``, ``cheap`` or the main model of a profile (for a
+        subagent identity's ``model:``). Raises ConfigError when it cannot be used."""
+        if model == "main":
+            return self.main_llm
+        if model == "cheap":
+            return self.cheap_llm
+        client = self._profile_llms.get(model)
+        if client is None:
+            from .config import load_config
+            from .llm.client import OpenAIChatClient
+
+            profile = load_config(model, home=self.config.home)
+            client = self._profile_llms[model] = OpenAIChatClient(profile.require_model())
+        return client
+
+    @functools.cached_property
+    def subagents(self) -> Subagents:
+        """Runs subagents for this runtime's sessions (``agent/subagents.py``)."""
+        from .agent.identities import load_identities
+        from .agent.subagents import Subagents
+
+        config = self.config
+        return Subagents(
+            self,
+            lambda: load_identities(self.config.home, self.config.workspace),
+            config.agent.subagents,
+            self.store,
+        )
+
+    def child_session(self, request: ChildRequest) -> Session:
+        """A subagent's session (``agent/children.py``)."""
+        from .agent.children import build_child_session
+
+        return build_child_session(self, request)
 
     @functools.cached_property
     def mcp(self) -> McpManager | None:
@@ -311,8 +349,10 @@ class Runtime:
         self.config = config
 
     async def _close_models(self) -> None:
-        for name in ("main_llm", "cheap_llm"):
-            client = self.__dict__.pop(name, None)
+        clients = [self.__dict__.pop(name, None) for name in ("main_llm", "cheap_llm")]
+        clients += self._profile_llms.values()
+        self._profile_llms = {}
+        for client in clients:
             if client is not None:
                 await client.aclose()
 
@@ -321,6 +361,9 @@ class Runtime:
         (parts borrowed from another runtime are left to their owner)."""
         for name in self._borrowed:
             self.__dict__.pop(name, None)
+        subagents = self.__dict__.pop("subagents", None)
+        if subagents is not None:
+            await subagents.aclose()
         background = self.__dict__.pop("background", None)
         if background is not None:
             await background.aclose(timeout=SHUTDOWN_DRAIN_SECONDS)

@@ -78,6 +78,48 @@ def test_run_json_prints_one_object(model_config, scripted_server):
     assert data["usage"]["total_tokens"] > 0 and len(data["topic_id"]) >= 8
 
 
+def test_run_json_shows_a_subagents_calls_and_usage_under_its_call(model_config, scripted_server):
+    child = iter(
+        [
+            Reply(tool_calls=[ToolCallSpec("toolkit_glob", {"pattern": "*"})], prompt_tokens=70),
+            Reply(text="nothing here", prompt_tokens=80, completion_tokens=4),
+        ]
+    )
+    scripted_server.on(
+        lambda request: "You are the explorer" in str(request["messages"][0]["content"]),
+        lambda request: next(child),
+    )
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_subagent", {"task": "look", "agent": "explorer"})]),
+        Reply(text="The explorer found nothing."),
+    )
+    result = cli("run", "--json", "explore")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    (call,) = data["tool_calls"]
+    (sub,) = call["subagents"]
+    assert sub["agent"] == "explorer" and sub["answer"] == "nothing here"
+    assert [c["name"] for c in sub["tool_calls"]] == ["toolkit_glob"]
+    assert sub["usage"]["prompt_tokens"] == 150
+    assert data["usage"]["prompt_tokens"] >= 150  # the parent's total includes the child
+
+
+def test_the_terminal_shows_a_subagents_steps_indented(model_config, scripted_server):
+    child = iter([Reply(tool_calls=[ToolCallSpec("toolkit_glob", {"pattern": "*"})]), Reply("ok")])
+    scripted_server.on(
+        lambda request: "You are the explorer" in str(request["messages"][0]["content"]),
+        lambda request: next(child),
+    )
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_subagent", {"task": "look", "agent": "explorer"})]),
+        Reply(text="Done looking."),
+    )
+    result = cli("run", "explore")
+    assert result.returncode == 0, result.stderr
+    assert "[explorer] → toolkit_glob" in result.stderr
+    assert "[explorer] done" in result.stderr
+
+
 def test_run_refuses_writes_outside_the_workspace(model_config, scripted_server, tmp_path):
     target = tmp_path / "escape.txt"
     scripted_server.push(
@@ -202,6 +244,16 @@ def test_doctor_measures_a_first_request_against_the_window(
     line = next(x for x in result.stdout.splitlines() if "] request:" in x)
     assert result.returncode == 1 and line.startswith("[FAIL]")
     assert "raise max_context_tokens" in line
+
+
+def test_doctor_reports_a_bad_agent_file_and_still_passes(model_config, scripted_server, tea_home):
+    (tea_home / "agents").mkdir()
+    (tea_home / "agents" / "half.md").write_text("---\nname: half\n---\nbody", encoding="utf-8")
+    result = cli("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "subagent identities: analyst, coder, explorer" in result.stdout
+    line = next(x for x in result.stdout.splitlines() if "half.md" in x)
+    assert "needs a description" in line and "(skipped)" in line
 
 
 def test_doctor_fails_without_model(tea_home):

@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 DEFAULT_MAX_TURNS = 20
 MAX_PROMPT_CHARS = 8000
@@ -51,7 +53,6 @@ PARENT_ONLY = frozenset(
     {
         "toolkit_subagent",
         "toolkit_parallel_subtasks",
-        "toolkit_subagent_msg",
         "toolkit_spawn_teammate",
         "toolkit_broadcast",
     }
@@ -102,7 +103,7 @@ class IdentitySet:
         )
 
 
-class IdentityError(ValueError):
+class IdentityError(ConfigError):
     """An identity file that cannot be used; the message says why."""
 
 
@@ -113,7 +114,10 @@ def load_identities(home: Path, workspace: Path) -> IdentitySet:
     for entry in sorted(bundled.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".md"):
             _add(found, entry.name, entry.read_text(encoding="utf-8"), "bundled")
-    for folder, source in ((home / "agents", "user"), (workspace / ".tea_agent" / "agents", "workspace")):
+    for folder, source in (
+        (home / "agents", "user"),
+        (workspace / ".tea_agent" / "agents", "workspace"),
+    ):
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else ():
             try:
                 text = path.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,8 @@ from ..errors import (
 from ..store.outcomes import PartialAnswer, tool_message
 from ..types import (
     CallOptions,
-    ChildEvent,
     ChatModel,
+    ChildEvent,
     Completion,
     Done,
     Error,
@@ -132,7 +132,7 @@ class Session:
 
     async def run_turn(
         self, content: UserContent, options: CallOptions = CallOptions()
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Run one user turn to its end, yielding events; the last one is Done or Error.
         ``options`` (sampling, output format) apply to every model call of the turn."""
         await asyncio.to_thread(self._save, Message(role="user", content=content))
@@ -356,6 +356,7 @@ class _Turn:
                     yield waiter.result()
                 else:
                     waiter.cancel()
+                    await asyncio.gather(waiter, return_exceptions=True)
             await asyncio.sleep(0)  # let relays scheduled by the last calls land
             while not relayed.empty():
                 yield relayed.get_nowait()

@@ -228,9 +228,7 @@ class Subagents:
 
     # ---- async mode ----
 
-    async def start(
-        self, agent: str, task: str, *, context: str = "", parent: ToolContext
-    ) -> str:
+    async def start(self, agent: str, task: str, *, context: str = "", parent: ToolContext) -> str:
         """Start a child in the background and return its topic id at once. Its result is
         sent to the parent topic's inbox (and shown as a notice) when it ends."""
         session, identity = await self.prepare(agent, task, parent)

@@ -176,6 +176,18 @@ def check_mcp(runtime: Runtime) -> list[Check]:
     return checks
 
 
+def check_identities(config: Config) -> list[Check]:
+    """The subagent identities found; each file that cannot be used is a (non-fatal) line."""
+    from ..agent.identities import load_identities
+
+    found = load_identities(config.home, config.workspace)
+    names = ", ".join(sorted(found.identities))
+    checks = [Check("agents", True, f"{len(found.identities)} subagent identities: {names}")]
+    for path, problem in found.problems.items():
+        checks.append(Check("agent file", False, f"{path}: {problem} (skipped)", required=False))
+    return checks
+
+
 def run_doctor(profile: str | None, workspace: str | None = None, *, dev: bool = False) -> bool:
     """Print one line per check; True when every required check passed."""
     with captured_warnings() as logged:
@@ -202,7 +214,8 @@ def _run_checks(profile: str | None, workspace: str | None) -> list[Check]:
         checks = [config_check]
         if config_check.ok:
             checks += [check_model(config), check_request(config, runtime.toolkit)]
-        return [*checks, check_database(config), check_sandbox(config), *mcp]
+        checks += [check_database(config), check_sandbox(config), *check_identities(config)]
+        return [*checks, *mcp]
     finally:
         asyncio.run(runtime.aclose())
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..types import (
+    ChildEvent,
     Done,
     Error,
     Event,
@@ -146,6 +147,20 @@ class TerminalPrinter:
     def _on_Notice(self, event: Notice) -> None:
         self._note(f"[{event.kind}] {event.message}")
 
+    def _on_ChildEvent(self, relayed: ChildEvent) -> None:
+        """A subagent's steps, indented under the call that started it; not its text."""
+        event, who = relayed.event, f"  [{relayed.agent}]"
+        if isinstance(event, ToolCallStart):
+            self._note(f"{who} → {event.name}({preview(event.arguments, 120)})")
+            self._show(f"{relayed.agent}: {event.name}")
+        elif isinstance(event, ToolResult):
+            status = "ok" if event.ok else f"error: {preview(event.error or '', 120)}"
+            self._note(f"{who} ← {event.name} {status}")
+        elif isinstance(event, Done):
+            self._note(f"{who} done ({event.usage.total_tokens:,} tokens)")
+        elif isinstance(event, Error):
+            self._note(f"{who} failed: {event.message}")
+
     def _on_Error(self, event: Error) -> None:
         if self.status is not None:
             self.status.clear()
@@ -163,16 +178,23 @@ class TerminalPrinter:
 
 @dataclass
 class TurnRecorder:
-    """Collects a turn's events into the one JSON object ``run --json`` prints."""
+    """Collects a turn's events into the one JSON object ``run --json`` prints. A subagent's
+    calls, answer and usage appear under the tool call that started it (``subagents``)."""
 
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     done: Done | None = None
     error: Error | None = None
     topic_id: str | None = None
+    children: dict[tuple[str, str], tuple[str, TurnRecorder]] = field(default_factory=dict)
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ToolCallStart):
+        if isinstance(event, ChildEvent):
+            key = (event.call_id, event.topic_id)
+            if key not in self.children:
+                self.children[key] = (event.agent, TurnRecorder(topic_id=event.topic_id))
+            self.children[key][1](event.event)
+        elif isinstance(event, ToolCallStart):
             self.tool_calls.append(
                 {"id": event.call_id, "name": event.name, "arguments": event.arguments}
             )
@@ -191,9 +213,14 @@ class TurnRecorder:
         elif isinstance(event, Error):
             self.error = event
 
-    def to_json(self) -> str:
+    def to_dict(self) -> dict[str, Any]:
         usage = self.done.usage if self.done else None
-        data = {
+        for (call_id, _topic), (agent, child) in self.children.items():
+            call = next((c for c in self.tool_calls if c["id"] == call_id), None)
+            if call is not None:
+                call.setdefault("subagents", []).append({"agent": agent, **child.to_dict()})
+        self.children = {}
+        return {
             "ok": self.done is not None and self.error is None,
             "answer": self.done.text if self.done else None,
             "error": {"kind": self.error.kind, "message": self.error.message}
@@ -211,4 +238,6 @@ class TurnRecorder:
             else None,
             "topic_id": self.topic_id,
         }
-        return json.dumps(data, ensure_ascii=False)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)

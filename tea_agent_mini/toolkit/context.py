@@ -16,9 +16,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tea_agent_mini.config import Config, ToolsConfig
 from tea_agent_mini.errors import ConfigError, ToolError, WorkspaceError
 from tea_agent_mini.shell.sandbox import Sandbox
-from tea_agent_mini.types import ApprovalCallback, AskUserCallback, EventSink, NoticeCallback
+from tea_agent_mini.types import (
+    ApprovalCallback,
+    AskUserCallback,
+    ChatModel,
+    EventSink,
+    NoticeCallback,
+)
 
 if TYPE_CHECKING:
+    from tea_agent_mini.agent.subagents import Subagents
     from tea_agent_mini.memory.manager import MemoryManager
     from tea_agent_mini.store import Store
     from tea_agent_mini.toolkit.registry import Toolkit
@@ -48,6 +55,15 @@ class ToolRuntime(Protocol):
     def scheduler(self) -> object:
         """The started ``scheduler.runner.SchedulerRunner``, or None. Typed ``object`` here:
         the scheduler lies above the toolkit, and ``TaskService`` checks what it gets."""
+        ...
+
+    @property
+    def subagents(self) -> Subagents:
+        """Runs subagents for the sessions of this runtime (``agent/subagents.py``)."""
+        ...
+
+    def llm_for(self, model: str) -> ChatModel:
+        """The chat client of ``main``, ``cheap`` or a profile's main model."""
         ...
 
 

@@ -52,6 +52,8 @@ SHIPPED: dict[str, str] = {
     "skills": "toolkit_skills: list, load, search and create SKILL.md skills",
     "selfmade": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
+    "subagents": "toolkit_subagent, toolkit_parallel_subtasks, toolkit_subagent_msg: child "
+    "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.
