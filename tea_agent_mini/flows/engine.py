@@ -27,10 +27,11 @@ class FlowEngine:
         self.invoke = invoke
         self.max_steps = max_steps
 
-    async def drive(self, due: list[Pending]) -> None:
-        """Run ``due`` and everything it triggers, until nothing is left. Raises StepFailed."""
+    async def drive(self) -> None:
+        """Run the run's pending steps and all they trigger, until nothing is left. Raises
+        StepFailed."""
         running: dict[asyncio.Task[StepRecord], Pending] = {}
-        queue = list(due)
+        queue = list(self.journal.run.pending)
         begun = 0
         try:
             while queue or running:

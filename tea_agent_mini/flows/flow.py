@@ -35,7 +35,7 @@ from .checkpoints import Checkpoints
 from .engine import FlowEngine
 from .errors import FlowError
 from .graph import FlowGraph, Step
-from .journal import Journal, call_user
+from .journal import Journal, call_user, run_to_end
 from .records import FlowRun, Pending
 from .state import apply_inputs, check_state_type, new_state, state_from_json
 
@@ -106,7 +106,7 @@ class Flow(Generic[StateT]):
         self, inputs: Mapping[str, Any] | None = None, *, resume: str | None = None
     ) -> FlowRun:
         """Run the flow to its end (``asyncio.run`` around :meth:`kickoff_async`)."""
-        return asyncio.run(self.kickoff_async(inputs, resume=resume))
+        return run_to_end(self.kickoff_async(inputs, resume=resume))
 
     async def kickoff_async(
         self, inputs: Mapping[str, Any] | None = None, *, resume: str | None = None
@@ -121,8 +121,9 @@ class Flow(Generic[StateT]):
         graph = self.graph()
         if resume is None:
             self.state = new_state(self.state_type)
-            journal = Journal.begin(self._checkpoints, self.name, "flow", self.state)
-            due = [Pending(name) for name in graph.starts]
+            apply_inputs(self.state, inputs or {})
+            starts = [Pending(name) for name in graph.starts]
+            journal = Journal.begin(self._checkpoints, self.name, "flow", self.state, starts)
         else:
             journal = Journal.resume(self._checkpoints, self.name, resume)
             try:
@@ -131,11 +132,10 @@ class Flow(Generic[StateT]):
                 where = self._checkpoints.path(self.name, journal.run.run_id)
                 raise FlowError(f"cannot resume from {where}: {exc}") from exc
             journal.run.state = self.state
-            due = list(journal.run.pending)
-        apply_inputs(self.state, inputs or {})
+            apply_inputs(self.state, inputs or {})
+            journal.save()
         self._journal, self._loop = journal, asyncio.get_running_loop()
-        journal.save()
-        await FlowEngine(graph, journal, self._invoke, self.max_steps).drive(due)
+        await FlowEngine(graph, journal, self._invoke, self.max_steps).drive()
         return journal.completed()
 
     async def _invoke(self, step: Step, value: Any) -> Any:

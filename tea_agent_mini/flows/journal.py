@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
-from .checkpoints import Checkpoints
+from .agents import in_event_loop
+from .checkpoints import Checkpoints, check_name
 from .errors import FlowError, StepFailed
 from .records import FlowRun, Pending, StepRecord, new_run_id
 from .trace import CURRENT_STEP, Trace, describe
@@ -28,10 +29,18 @@ class Journal:
 
     @classmethod
     def begin(
-        cls, checkpoints: Checkpoints, flow: str, kind: Literal["flow", "workflow"], state: Any
+        cls,
+        checkpoints: Checkpoints,
+        flow: str,
+        kind: Literal["flow", "workflow"],
+        state: Any,
+        due: list[Pending],
     ) -> Journal:
-        checkpoints.path(flow, "x")  # a flow name that cannot name a file fails before any step
-        return cls(checkpoints, FlowRun(new_run_id(), flow, kind, state=state))
+        """A new run, saved at once with ``due`` pending: a crash in its first step resumes."""
+        check_name("flow", flow)
+        journal = cls(checkpoints, FlowRun(new_run_id(), flow, kind, state=state, pending=due))
+        journal.save()
+        return journal
 
     @classmethod
     def resume(cls, checkpoints: Checkpoints, flow: str, run_id: str) -> Journal:
@@ -88,6 +97,14 @@ class Journal:
 
     def save(self) -> None:
         self.checkpoints.save(self.run)
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, FlowRun]) -> FlowRun:
+    """``asyncio.run(coroutine)``: the synchronous kickoff, for code outside an event loop."""
+    if in_event_loop():
+        coroutine.close()
+        raise FlowError("kickoff() cannot run inside an event loop: await kickoff_async()")
+    return asyncio.run(coroutine)
 
 
 async def call_user(function: Callable[..., Any], *arguments: Any) -> Any:

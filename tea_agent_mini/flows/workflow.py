@@ -22,7 +22,6 @@ run and the diagram call it first.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from .agents import AgentRunner
 from .checkpoints import check_name
 from .errors import FlowError
+from .journal import run_to_end
 from .nodes import Condition, End, Loop, Node, NodeFn, Parallel, Task, Wait
 from .records import FlowRun
 from .validation import validate
@@ -122,7 +122,7 @@ class Workflow:
         coroutine = self.kickoff_async(
             inputs, agents=agents, runtime=runtime, checkpoint_dir=checkpoint_dir, resume=resume
         )
-        return asyncio.run(coroutine)
+        return run_to_end(coroutine)
 
     async def kickoff_async(
         self,

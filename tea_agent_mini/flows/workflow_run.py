@@ -61,16 +61,16 @@ async def run_workflow(
     runner = runner_of(agents, runtime)
     checkpoints = Checkpoints(checkpoint_dir)
     if resume is None:
-        journal = Journal.begin(checkpoints, workflow.name, "workflow", {})
-        journal.run.pending = [Pending(start)]
+        state = dict(inputs)
+        journal = Journal.begin(checkpoints, workflow.name, "workflow", state, [Pending(start)])
     else:
         journal = Journal.resume(checkpoints, workflow.name, resume)
         if not isinstance(journal.run.state, dict):
             where = checkpoints.path(workflow.name, journal.run.run_id)
             raise FlowError(f"cannot resume from {where}: the saved state is not an object")
-    journal.run.state.update(inputs)
+        journal.run.state.update(inputs)
+        journal.save()
     context = WorkflowContext(journal.run, runner, asyncio.get_running_loop())
-    journal.save()
     await WorkflowEngine(workflow, journal, context).drive()
     return journal.completed()
 

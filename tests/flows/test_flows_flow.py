@@ -61,6 +61,12 @@ def test_kickoff_async_runs_inside_a_running_loop(tmp_path):
     run = asyncio.run(main())
     assert run.output == "got 4" and run.finished is not None and run.finished >= run.started
 
+    async def wrong():
+        return Pipeline(checkpoint_dir=tmp_path).kickoff()
+
+    with pytest.raises(FlowError, match="await kickoff_async"):
+        asyncio.run(wrong())
+
 
 class Gather(Flow):
     @start()

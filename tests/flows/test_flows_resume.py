@@ -91,10 +91,12 @@ def test_a_crashed_process_resumes_from_its_last_finished_step(tmp_path):
 
 
 class Observed(Flow):
-    """Reads its own checkpoint from inside its second step."""
+    """Reads its own checkpoint from inside its steps."""
 
     @start()
     def first(self):
+        at_start = load_run(self.state["folder"], self.run_id)
+        self.state["at_start"] = [at_start.status, [p.step for p in at_start.pending]]
         return "one"
 
     @listen(first)
@@ -104,6 +106,7 @@ class Observed(Flow):
 
 def test_every_finished_step_is_saved_before_the_next_runs(tmp_path):
     run = Observed(checkpoint_dir=tmp_path).kickoff(inputs={"folder": str(tmp_path)})
+    assert run.state["at_start"] == ["running", ["first"]]  # a crash now would resume here
     seen = run.state["seen"]
     assert seen["status"] == "running"
     assert [(step["name"], step["output"]) for step in seen["steps"]] == [("first", "one")]
