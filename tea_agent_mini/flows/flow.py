@@ -53,9 +53,11 @@ class Flow(Generic[StateT]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for base in getattr(cls, "__orig_bases__", ()):
-            arguments = get_args(base)
-            if get_origin(base) is Flow and arguments and not isinstance(arguments[0], TypeVar):
+        for base in getattr(cls, "__orig_bases__", ()):  # Flow[X], or a generic flow's Sub[X]
+            origin, arguments = get_origin(base), get_args(base)
+            if not (isinstance(origin, type) and issubclass(origin, Flow) and arguments):
+                continue
+            if not isinstance(arguments[0], TypeVar):
                 cls.state_type = check_state_type(arguments[0])
         if "name" not in vars(cls):
             cls.name = cls.__name__

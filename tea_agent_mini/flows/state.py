@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_origin
 
 from .errors import FlowError
 
 
 def check_state_type(state_type: Any) -> type:
-    if state_type is dict or (
-        isinstance(state_type, type) and dataclasses.is_dataclass(state_type)
-    ):
+    if state_type is dict or get_origin(state_type) is dict:
+        return dict
+    if isinstance(state_type, type) and dataclasses.is_dataclass(state_type):
         return state_type
     raise FlowError(f"a flow's state is a dataclass or dict, not {state_type!r}")
 

@@ -18,8 +18,6 @@ CURRENT_STEP: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "tea_agent_flow_step", default=None
 )
 
-KINDS = ("step", "agent", "wait")
-
 
 @dataclass
 class Span:

@@ -9,6 +9,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -161,6 +162,35 @@ def test_a_router_label_picks_the_branch(tmp_path, text, route, steps):
 def test_inputs_must_name_fields_of_the_state(tmp_path):
     with pytest.raises(FlowError, match=r"Ticket has no field 'body' \(its fields: text, route"):
         Triage(checkpoint_dir=tmp_path).kickoff(inputs={"body": "x"})
+
+
+S = TypeVar("S")
+
+
+class Echo(Flow[S]):
+    @start()
+    def begin(self):
+        return type(self.state).__name__
+
+
+class TicketEcho(Echo[Ticket]):
+    pass
+
+
+class MappingEcho(Flow[dict[str, Any]]):
+    @start()
+    def begin(self):
+        return type(self.state).__name__
+
+
+def test_the_state_type_comes_from_the_flow_or_a_generic_base(tmp_path):
+    assert TicketEcho(checkpoint_dir=tmp_path).kickoff().output == "Ticket"
+    assert MappingEcho(checkpoint_dir=tmp_path).kickoff().output == "dict"
+    assert Echo(checkpoint_dir=tmp_path).kickoff().output == "dict"
+    with pytest.raises(FlowError, match="a flow's state is a dataclass or dict, not <class 'int'>"):
+
+        class Counted(Flow[int]):
+            pass
 
 
 def test_each_kickoff_starts_from_a_fresh_state(tmp_path):
