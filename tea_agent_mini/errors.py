@@ -24,6 +24,9 @@
     ├── SubagentError        (agent/subagents.py) unknown identity, depth or budget exceeded
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
+    ├── FlowError            (flows/errors.py) a malformed flow, an unreadable checkpoint
+    │   ├── RunNotFound      no checkpoint of the run asked for
+    │   └── StepFailed       a step raised (the run is saved: resume it)
     ├── ApiError             (server/api_errors.py) an HTTP error for the API user, with status
     ├── UploadRejected       (server/uploads.py) an empty file, or one of a type not accepted
     ├── ShuttingDown         (server/turns.py) no new turns: the server is stopping

@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"mcp", "context"},
     {"agent"},
     {"runtime"},  # the composition root
-    {"scheduler", "facade"},
+    {"scheduler", "facade", "flows"},  # they run turns on a Runtime; flows through a Protocol
     {"tools"},  # the tool families
     {"server"},
     {"cli"},

@@ -27,6 +27,7 @@ from .routes import (
     config,
     connection,
     export,
+    flows,
     health,
     memory,
     models,
@@ -86,6 +87,7 @@ ROUTE_MODULES = (
     tasks,
     search,
     notices,
+    flows,
     openapi,
     static,
 )

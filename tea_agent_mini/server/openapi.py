@@ -30,6 +30,7 @@ TAGS = {
     "tasks": "Scheduled tasks and their runs",
     "notices": "Notices tools and scheduled tasks saved for the user",
     "export": "Sessions exported as Markdown or PDF",
+    "flows": "Runs of flows and workflows, with their traces (read-only)",
     "ui": "The web UI",
     "docs": "This documentation",
 }
