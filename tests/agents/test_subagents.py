@@ -331,3 +331,112 @@ def test_messages_travel_between_a_parent_and_its_child(loop, runtime, scripted_
     inbox = [e for e in events if isinstance(e, ToolResult)][-1]
     assert "halfway there" in inbox.output
     assert json.loads(json.dumps(inbox.output))  # plain text the model can read
+
+
+def test_parallel_subtasks_split_run_and_combine(loop, runtime, scripted_server):
+    split = lambda request: "Split the task below" in last_user(request)  # noqa: E731
+    combine = lambda request: "Several workers each did part" in last_user(request)  # noqa: E731
+    scripted_server.on(split, Reply(text='["count the py files", "count the md files"]'))
+    scripted_server.on(combine, Reply(text="3 py files and 1 md file."))
+    scripted_server.on(
+        is_child("worker"),
+        lambda request: Reply(
+            text="did: count the py files"
+            if "count the py files" in last_user(request)
+            else "did: count the md files"
+        ),
+    )
+    scripted_server.push(
+        Reply(
+            tool_calls=[
+                ToolCallSpec("toolkit_parallel_subtasks", {"task": "count files by type", "n": 2})
+            ]
+        ),
+        Reply(text="Counted."),
+    )
+    events = loop.run(turn(runtime, "count files by type"))
+    result = next(e for e in events if isinstance(e, ToolResult))
+    assert result.ok, result.error
+    assert "## Subtask 1: count the py files" in result.output
+    assert "did: count the py files" in result.output
+    assert "did: count the md files" in result.output
+    assert result.output.endswith("## Combined answer\n3 py files and 1 md file.")
+    assert len(runtime.store.topics.children(events[-1].topic_id)) == 2
+
+
+def test_a_childs_writes_go_through_the_parents_approval(scripted_server, write_config, workspace):
+    write_config(
+        {
+            "main_model": {
+                "api_key": "sk-test",
+                "api_url": scripted_server.base_url,
+                "model_name": "scripted-model",
+            },
+            "agent": {"workspace": str(workspace), "approval": "ask"},
+        }
+    )
+    write = ToolCallSpec(
+        "toolkit_file", {"action": "write", "filename": "note.txt", "content": "hi"}
+    )
+    answers = iter([Reply(tool_calls=[write]), Reply(text="wrote it")])
+    scripted_server.on(is_child("worker"), lambda request: next(answers))
+    scripted_server.push(
+        Reply(tool_calls=[subagent_call("write a note", agent="worker")]), Reply(text="ok")
+    )
+    asked: list[str] = []
+
+    def approve(name: str, arguments: str) -> bool:
+        asked.append(name)
+        return False
+
+    one = OneLoop()
+    try:
+
+        async def go():
+            session = one.runtime.session(approve=approve)
+            return [event async for event in session.run_turn("note")]
+
+        events = one.run(go())
+    finally:
+        one.close()
+    assert asked == ["toolkit_file"]
+    refused = [e.event for e in events if isinstance(e, ChildEvent)]
+    assert any(isinstance(e, ToolResult) and "declined" in (e.error or "") for e in refused)
+    assert not (workspace / "note.txt").exists()
+
+
+def test_at_most_max_parallel_children_run_at_once(scripted_server, write_config, workspace):
+    write_config(
+        {
+            "main_model": {
+                "api_key": "sk-test",
+                "api_url": scripted_server.base_url,
+                "model_name": "scripted-model",
+            },
+            "agent": {"workspace": str(workspace), "subagents": {"max_parallel": 1}},
+        }
+    )
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def child(request: dict) -> Reply:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        threading.Event().wait(0.05)
+        with lock:
+            state["now"] -= 1
+        return Reply(text="one")
+
+    scripted_server.on(is_child("explorer"), child)
+    scripted_server.push(
+        Reply(tool_calls=[subagent_call("a"), subagent_call("b"), subagent_call("c")]),
+        Reply(text="done"),
+    )
+    one = OneLoop()
+    try:
+        events = one.run(turn(one.runtime, "go"))
+    finally:
+        one.close()
+    assert [e.ok for e in events if isinstance(e, ToolResult)] == [True, True, True]
+    assert state["peak"] == 1
