@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -298,24 +297,15 @@ class Runtime:
         return self.planner.request(turn, history, self.tool_menu.tokens(names), target_tokens)
 
     def turn_sections(self, topic_id: str, query: str, profile: Profile) -> list[str]:
-        """The volatile context of a turn: memories, skills, unfinished work, mode, the
-        workspace's top level, time — each within its budget for the profile."""
-        from .context.block import time_line, workspace_overview
-        from .context.modes import mode_prompt_section
-        from .context.resume import unfinished_work_section
-        from .skills.catalog import relevant_skills_section
+        """The volatile context of a turn (``context/sections.py``)."""
+        from .context.sections import SectionSources, turn_sections
 
-        budget = SECTION_BUDGETS[profile]
-        memories = self.memory.prompt_block(query) if query else ""
         skills = self.skills.catalog().skills.values()
-        return [
-            _cap_lines(memories, budget.memory_chars),
-            relevant_skills_section(skills, query, budget.skills),
-            unfinished_work_section(self.store, topic_id, budget.work_chars),
-            mode_prompt_section(self.store, topic_id, self.toolkit.names()),
-            workspace_overview(self.config.workspace, budget.workspace_entries),
-            time_line(),
-        ]
+        memory = self.memory if query else None  # built on first use: not for an empty query
+        sources = SectionSources(
+            self.store, memory, skills, self.toolkit.names(), self.config.workspace
+        )
+        return turn_sections(sources, topic_id, query, profile)
 
     def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
         """Queue a finished turn's follow-up jobs on the background worker."""
@@ -382,20 +372,6 @@ class Runtime:
             store.close()
 
 
-@dataclass(frozen=True)
-class SectionBudget:
-    memory_chars: int
-    skills: int  # skills named by relevance
-    work_chars: int
-    workspace_entries: int
-
-
-SECTION_BUDGETS: dict[str, SectionBudget] = {
-    "compact": SectionBudget(memory_chars=1200, skills=2, work_chars=1200, workspace_entries=25),
-    "full": SectionBudget(memory_chars=4000, skills=5, work_chars=3000, workspace_entries=60),
-}
-
-
 def config_secrets(config: Config) -> list[str]:
     """Every secret the configuration holds, for the log guard (``redact.guard_logs``): API
     keys, header values, credentials in URLs (the tools' endpoints too) and what the MCP
@@ -413,11 +389,3 @@ def config_secrets(config: Config) -> list[str]:
     for server in load_servers(config.mcp_servers, config.home).servers.values():
         found += server.secrets
     return usable_secrets(found)
-
-
-def _cap_lines(text: str, limit: int) -> str:
-    """``text`` cut after its last whole line within ``limit`` characters."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit("\n", 1)[0]
-    return cut if "\n" in cut else ""
