@@ -38,17 +38,18 @@ async def toolkit_subagent(
     mode: Literal["sync", "async"] = "sync",
     context: str = "",
 ) -> str:
-    """Hand a self-contained task to a subagent: a separate agent with its own conversation,
-    prompt and tools, which returns only its final answer (keeping this conversation short).
-    Several subagent calls in one reply run at the same time. Agents: explorer (reads the
-    workspace, changes nothing), researcher (web), reviewer (reviews code), worker (may write
-    files and run commands), analyst, coder, tester; toolkit_subagent_msg action=list shows
-    all, with the user's own.
+    """Delegate a task to a subagent (explorer, researcher, reviewer, worker ...): it works in
+    its own conversation with its own tools and returns only its answer. Several subagent calls
+    in one reply run at the same time. The agents: explorer (reads the workspace, changes
+    nothing), researcher (web), reviewer (reviews code), worker (may write files and run
+    commands), analyst, coder, tester; toolkit_subagent_msg action=list shows all, with the
+    user's own.
 
     Args:
-        task: what the subagent should do and what to report, complete in itself (it does not
-            see this conversation)
-        agent: which subagent (default worker)
+        task: what the subagent should do and report, complete in itself (it does not see this
+            conversation)
+        agent: explorer (read-only search), researcher (web), reviewer, worker (default: writes,
+            runs)
         mode: sync waits for the answer; async returns at once and the answer arrives in your
             inbox (toolkit_subagent_msg action=check_inbox)
         context: facts from this conversation the subagent needs (paths, decisions, errors)
