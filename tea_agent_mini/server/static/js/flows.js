@@ -4,7 +4,7 @@
 import { h, modal, toast, localTime } from "./dom.js";
 import { listOf } from "./features.js";
 
-const seconds = (value) => (typeof value === "number" ? `${value.toFixed(value < 10 ? 2 : 1)} s` : "");
+const seconds = (value) => (typeof value !== "number" ? "" : value < 1 ? `${Math.round(value * 1000)} ms` : `${value.toFixed(value < 10 ? 2 : 1)} s`);
 
 function timeline(run) {
   const spans = run.trace || [];
@@ -37,7 +37,7 @@ function details(run) {
     { class: "flow-detail" },
     h("div", { class: "label" }, "Steps"),
     steps.length ? h("ol", { class: "flow-steps" }, steps) : h("div", { class: "muted" }, "No finished steps."),
-    run.failed_step ? h("div", { class: "form-error" }, `Failed in ${run.failed_step}: ${run.error || ""}`) : null,
+    run.failed_step ? h("div", { class: "form-error" }, `Failed in ${run.failed_step}`) : null,
     h("div", { class: "label" }, "Trace"),
     run.trace && run.trace.length ? timeline(run) : h("div", { class: "muted" }, "No trace."),
   );
@@ -75,7 +75,7 @@ export function openFlows(app) {
         h("strong", {}, run.flow),
         h("span", { class: "tag" }, run.kind),
         h("span", { class: `status ${run.status}` }, run.status),
-        h("div", { class: "muted" }, `${localTime(run.started)} · ${run.steps} steps${took}`),
+        h("div", { class: "muted" }, `${localTime(run.started)} · ${run.steps} step${run.steps === 1 ? "" : "s"}${took}`),
         run.error ? h("div", { class: "form-error" }, run.error) : null,
       ),
       h("div", { class: "panel-actions" }, button),

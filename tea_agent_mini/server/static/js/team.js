@@ -1,11 +1,13 @@
 // The team panel (shown when the server has /v1/team): the teammates with their role, status and
-// unread messages, each opening its session; the lead's inbox (peeked, so an agent reading it
-// still gets every message; "Mark read" reads it); a message to a teammate; a new teammate.
+// unread messages, each opening its session, shut down or revived; the lead's inbox (peeked, so
+// an agent reading it still gets every message; "Mark read" reads it), a teammate's plan approved
+// or rejected there; a message to a teammate (one offline gets it when revived); a new teammate.
 // While open it follows the team every POLL_MS.
 import { h, modal, iconButton, toast, confirmBox, localTime } from "./dom.js";
 import { listOf } from "./features.js";
 
 const POLL_MS = 2000;
+const LIVE = new Set(["working", "idle"]); // offline and shut down ones can be revived
 
 const field = (label, control) => h("label", { class: "field grow" }, h("span", { class: "field-label" }, label), control);
 
@@ -18,9 +20,9 @@ export function openTeam(app) {
   const text = h("textarea", { rows: 2, "aria-label": "Message", placeholder: "What the teammate should know or do", required: true });
   const send = h("form", { class: "panel-form team-message" }, h("div", { class: "row" }, field("To", to), h("button", { class: "btn primary", type: "submit" }, "Send")), text);
   const name = h("input", { "aria-label": "Teammate name", placeholder: "e.g. alice", required: true, autocomplete: "off" });
-  const role = h("input", { "aria-label": "Role", placeholder: "e.g. reviewer", required: true, autocomplete: "off" });
+  const role = h("input", { "aria-label": "Role", placeholder: "e.g. reviewer", autocomplete: "off" });
   const agent = h("input", { "aria-label": "Identity", placeholder: "optional, e.g. coder", autocomplete: "off" });
-  const prompt = h("textarea", { rows: 2, "aria-label": "Teammate prompt", placeholder: "Its standing instructions", required: true });
+  const prompt = h("textarea", { rows: 2, "aria-label": "Teammate prompt", placeholder: "Its standing instructions (optional)" });
   const spawn = h(
     "form",
     { class: "panel-form team-spawn" },
@@ -57,7 +59,9 @@ export function openTeam(app) {
         { class: "panel-actions" },
         mate.topic_id ? h("a", { class: "btn small", href: "#", dataset: { session: mate.topic_id } }, "Open") : null,
         h("button", { type: "button", class: "btn small", onclick: () => { to.value = mate.name; text.focus(); } }, "Message"),
-        mate.status === "shutdown" ? null : iconButton("trash", `Shut down ${mate.name}`, () => shutDown(mate)),
+        LIVE.has(mate.status)
+          ? iconButton("trash", `Shut down ${mate.name}`, () => shutDown(mate))
+          : h("button", { type: "button", class: "btn small", title: "Start it again in its session", onclick: () => act(api.post("/v1/team", { name: mate.name }), `${mate.name} is back`) }, "Revive"),
       ),
     );
 
@@ -72,6 +76,10 @@ export function openTeam(app) {
       { class: m.read_at ? "message read" : "message", dataset: { id: m.id } },
       h("div", { class: "muted" }, h("strong", {}, m.sender), h("span", { class: "tag" }, m.kind), ` · ${localTime(m.created_at)}`),
       h("div", { class: "message-text" }, m.text),
+      // a teammate's plan waits for the lead's verdict
+      m.kind === "plan_approval" && m.sender !== "lead"
+        ? h("div", { class: "row" }, ["approve", "reject"].map((verdict) => h("button", { type: "button", class: "btn small", onclick: () => act(api.post("/v1/team/messages", { to: m.sender, text: verdict, kind: "plan_approval" }), `Plan ${verdict === "approve" ? "approved" : "rejected"}`) }, verdict === "approve" ? "Approve" : "Reject")))
+        : null,
     );
 
   // peek: leave the messages unread; false: read them (marked read on the server)
@@ -95,7 +103,7 @@ export function openTeam(app) {
     list.dataset.signature = signature;
     list.replaceChildren(...(mates.length ? mates.map(row) : [h("li", { class: "list-empty" }, "No teammates yet.")]));
     const chosen = to.value;
-    to.replaceChildren(...mates.filter((m) => m.status !== "shutdown").map((m) => h("option", { value: m.name }, `${m.name} (${m.role})`)));
+    to.replaceChildren(...mates.map((m) => h("option", { value: m.name }, `${m.name} (${m.role})`)));
     if (chosen) to.value = chosen;
     markRead.disabled = !shown.some((m) => !m.read_at);
     inbox.replaceChildren(...(shown.length ? shown.map(line) : [h("li", { class: "list-empty" }, "No messages.")]));
