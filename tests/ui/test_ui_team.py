@@ -117,6 +117,13 @@ def open_team(page):
     return panel
 
 
+def wait_empty(page, selector: str) -> None:
+    page.wait_for_function(
+        "(selector) => document.querySelector(`dialog[open] ${selector}`).value === ''",
+        arg=selector,
+    )
+
+
 def test_the_team_panel_against_the_rest_contract(page, live):
     with live.client() as http:
         topic = http.post("/v1/sessions", json={"title": "alice's work"}).json()["id"]
@@ -158,7 +165,7 @@ def test_the_team_panel_against_the_rest_contract(page, live):
         "/v1/team/messages",
         {"to": "bob", "text": "Please run the tests."},
     ) in fake.calls
-    assert panel.locator("textarea[aria-label=Message]").input_value() == ""
+    wait_empty(page, "textarea[aria-label=Message]")  # cleared once sent
 
     # spawning: a clash and a bad name show the server's message; a good one joins the list
     panel.locator(".team-add summary").click()
@@ -183,7 +190,7 @@ def test_the_team_panel_against_the_rest_contract(page, live):
         "agent": "coder",
     }
     assert carol.locator(".status").inner_text() == "idle" and "as coder" in carol.inner_text()
-    assert panel.locator("input[aria-label='Teammate name']").input_value() == ""
+    wait_empty(page, "input[aria-label='Teammate name']")
 
     # an offline teammate is revived; a running one shut down
     bob.locator("button", has_text="Revive").click()
