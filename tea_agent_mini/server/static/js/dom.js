@@ -60,6 +60,10 @@ export function iconButton(name, title, onclick, extra = {}) {
   return h("button", { type: "button", class: "icon-btn", title, "aria-label": title, onclick, ...extra }, icon(name));
 }
 
+export function smallButton(label, onclick, title) {
+  return h("button", { type: "button", class: "btn small", title, onclick }, label);
+}
+
 // A modal built on <dialog>: returns {dialog, body, close}; Esc and the backdrop close it.
 export function modal(title, { wide = false, onclose } = {}) {
   const body = h("div", { class: "modal-body" });

@@ -1,7 +1,7 @@
 // The flow runs panel (shown when the server has /v1/flows/runs): the saved runs of flows and
 // workflows, newest first; "Details" shows a run's finished steps and its trace (steps, agents,
 // waits) as a timeline, each span a bar placed by its start and length within the run.
-import { h, modal, toast, localTime } from "./dom.js";
+import { h, modal, smallButton, toast, localTime } from "./dom.js";
 import { listOf } from "./features.js";
 
 const seconds = (value) => (typeof value !== "number" ? "" : value < 1 ? `${Math.round(value * 1000)} ms` : `${value.toFixed(value < 10 ? 2 : 1)} s`);
@@ -47,7 +47,7 @@ export function openFlows(app) {
   const api = app.api;
   const list = h("ul", { class: "panel-list" });
   const dialog = modal("Flow runs", { wide: true });
-  dialog.body.append(h("div", { class: "row" }, h("button", { type: "button", class: "btn small", onclick: () => load() }, "Refresh")), list);
+  dialog.body.append(h("div", { class: "row" }, smallButton("Refresh", () => load())), list);
 
   const toggle = async (run, item, button) => {
     const open = item.querySelector(".flow-detail");
@@ -67,7 +67,7 @@ export function openFlows(app) {
   const row = (run) => {
     const item = h("li", { class: `panel-item flow-run ${run.status}`, dataset: { run: run.run_id } });
     const took = run.finished ? ` · ${seconds(run.finished - run.started)}` : "";
-    const button = h("button", { type: "button", class: "btn small", onclick: () => toggle(run, item, button) }, "Details");
+    const button = smallButton("Details", () => toggle(run, item, button));
     item.append(
       h(
         "div",

@@ -3,7 +3,7 @@
 // an agent reading it still gets every message; "Mark read" reads it), a teammate's plan approved
 // or rejected there; a message to a teammate (one offline gets it when revived); a new teammate.
 // While open it follows the team every POLL_MS.
-import { h, modal, iconButton, toast, confirmBox, localTime } from "./dom.js";
+import { h, modal, iconButton, smallButton, toast, confirmBox, localTime } from "./dom.js";
 import { listOf } from "./features.js";
 
 const POLL_MS = 2000;
@@ -30,7 +30,7 @@ export function openTeam(app) {
     prompt,
     h("div", { class: "row end" }, h("button", { class: "btn primary", type: "submit" }, "Add teammate")),
   );
-  const markRead = h("button", { type: "button", class: "btn small", onclick: () => load(false) }, "Mark read");
+  const markRead = smallButton("Mark read", () => load(false));
   const dialog = modal("Team", { wide: true });
   dialog.body.append(
     list,
@@ -58,10 +58,10 @@ export function openTeam(app) {
         "div",
         { class: "panel-actions" },
         mate.topic_id ? h("a", { class: "btn small", href: "#", dataset: { session: mate.topic_id } }, "Open") : null,
-        h("button", { type: "button", class: "btn small", onclick: () => { to.value = mate.name; text.focus(); } }, "Message"),
+        smallButton("Message", () => { to.value = mate.name; text.focus(); }),
         LIVE.has(mate.status)
           ? iconButton("trash", `Shut down ${mate.name}`, () => shutDown(mate))
-          : h("button", { type: "button", class: "btn small", title: "Start it again in its session", onclick: () => act(api.post("/v1/team", { name: mate.name }), `${mate.name} is back`) }, "Revive"),
+          : smallButton("Revive", () => act(api.post("/v1/team", { name: mate.name }), `${mate.name} is back`), "Start it again in its session"),
       ),
     );
 
@@ -78,7 +78,7 @@ export function openTeam(app) {
       h("div", { class: "message-text" }, m.text),
       // a teammate's plan waits for the lead's verdict
       m.kind === "plan_approval" && m.sender !== "lead"
-        ? h("div", { class: "row" }, ["approve", "reject"].map((verdict) => h("button", { type: "button", class: "btn small", onclick: () => act(api.post("/v1/team/messages", { to: m.sender, text: verdict, kind: "plan_approval" }), `Plan ${verdict === "approve" ? "approved" : "rejected"}`) }, verdict === "approve" ? "Approve" : "Reject")))
+        ? h("div", { class: "row" }, ["approve", "reject"].map((verdict) => smallButton(verdict, () => act(api.post("/v1/team/messages", { to: m.sender, text: verdict, kind: "plan_approval" }), `Plan ${verdict}d`))))
         : null,
     );
 
