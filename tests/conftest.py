@@ -1,8 +1,10 @@
-"""Shared fixtures: an isolated home directory for every test, and the scripted model server."""
+"""Shared fixtures: an isolated home directory for every test, the scripted model server, and a
+throwaway PostgreSQL for the tests that run on it."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,32 @@ def tea_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A throwaway PostgreSQL cluster for the session (tests/pg.py); skips without one."""
+    from tests.pg import Cluster, unavailable
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    with Cluster.running() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster) -> Iterator[str]:
+    """The URL of a migrated database with no rows, emptied again afterwards."""
+    with postgres_cluster.shared() as url:
+        yield url
+
+
+@pytest.fixture
+def empty_postgres_url(postgres_cluster) -> Iterator[str]:
+    """The URL of a new database without any table, dropped afterwards."""
+    with postgres_cluster.database() as url:
+        yield url
 
 
 @pytest.fixture
