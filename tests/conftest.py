@@ -19,6 +19,7 @@ ENV_VARS = (
     "TEA_AGENT_MODEL",
     "TEA_AGENT_PROFILE",
     "TEA_AGENT_API_KEY",
+    "TEA_AGENT_STORE_URL",
 )
 
 

@@ -256,6 +256,38 @@ def test_doctor_reports_a_bad_agent_file_and_still_passes(model_config, scripted
     assert "needs a description" in line and "(skipped)" in line
 
 
+def test_doctor_checks_a_postgresql_store_without_changing_it(
+    scripted_server, write_config, empty_postgres_url
+):
+    from tea_agent_mini.store import Store
+
+    url = empty_postgres_url.replace("postgres@", "postgres:sekrit-pass@")  # trust: ignored
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    write_config({"main_model": model, "store": {"url": url}})
+    result = cli("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = next(x for x in result.stdout.splitlines() if "] database:" in x)
+    assert line.startswith("[ok  ]") and "PostgreSQL 1" in line and "schema v0" in line
+    assert "migrated to v" in line and "sekrit" not in result.stdout
+    assert "] pgvector:" in result.stdout
+    with Store.open(url) as store:  # the doctor left it empty; the agent's start migrates it
+        assert store.db.tables()
+    line = next(x for x in cli("doctor").stdout.splitlines() if "] database:" in x)
+    assert line.endswith("up to date")
+
+
+def test_doctor_fails_on_an_unreachable_postgresql(scripted_server, write_config):
+    from tests.pg import free_port
+
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    url = f"postgresql://tea:sekrit-pass@127.0.0.1:{free_port()}/agents"
+    write_config({"main_model": model, "store": {"url": url}})
+    result = cli("doctor")
+    assert result.returncode == 1
+    line = next(x for x in result.stdout.splitlines() if "] database:" in x)
+    assert line.startswith("[FAIL]") and "cannot connect" in line and "sekrit" not in line
+
+
 def test_doctor_fails_without_model(tea_home):
     result = cli("doctor")
     assert result.returncode == 1 and "[FAIL] config" in result.stdout

@@ -308,6 +308,7 @@ class PostgresDatabase(Database):
         try:
             yield conn
         except pg8000.native.DatabaseError as exc:
+            broken = _ends_session(exc)
             raise StoreError(f"{what} failed on {self.location}: {_message(exc)}") from exc
         except (pg8000.native.Error, OSError) as exc:
             broken = True  # the connection itself failed: never hand it out again
@@ -500,6 +501,14 @@ def _rows(context: Any) -> list[Row]:
     for number, column in enumerate(context.columns or ()):
         index.setdefault(column["name"], number)
     return [PgRow(values, index) for values in rows]
+
+
+def _ends_session(exc: BaseException) -> bool:
+    """Whether the server closed the session with this error (shutdown, terminated backend,
+    lost connection): the connection must not be used again."""
+    fields = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+    code = str(fields.get("C", ""))
+    return fields.get("S") in ("FATAL", "PANIC") or code.startswith(("57P", "08"))
 
 
 def _message(exc: BaseException, settings: Settings | None = None) -> str:
