@@ -290,6 +290,8 @@ class PostgresDatabase(Database):
         self.extensions = {str(name): str(version) for name, version in rows}
         rows = self._run("SELECT name FROM pg_available_extensions WHERE name IN ('vector')")
         self.available = frozenset(str(row[0]) for row in rows)
+        vectors = "pgvector present" if self.has_pgvector else "no pgvector"
+        log.info("store: PostgreSQL %s at %s (%s)", self.server_version, self.location, vectors)
 
     @property
     def has_pgvector(self) -> bool:
@@ -313,6 +315,9 @@ class PostgresDatabase(Database):
         except (pg8000.native.Error, OSError) as exc:
             broken = True  # the connection itself failed: never hand it out again
             raise StoreError(f"{what} failed on {self.location}: {_message(exc)}") from exc
+        except BaseException:
+            broken = True  # interrupted halfway through the protocol: its state is unknown
+            raise
         finally:
             if held is None:
                 self._pool.give(conn, broken=broken)
@@ -387,8 +392,8 @@ class PostgresDatabase(Database):
         self._local.conn, self._local.depth, self._local.broken = conn, 1, False
         try:
             self._run("BEGIN", what="transaction")
-            self._run("SELECT pg_advisory_xact_lock($1)", (TRANSACTION_LOCK,), "transaction")
             try:
+                self._run("SELECT pg_advisory_xact_lock($1)", (TRANSACTION_LOCK,), "transaction")
                 yield self
             except BaseException:
                 self._undo("ROLLBACK")
@@ -442,7 +447,12 @@ class PostgresDatabase(Database):
             return self._snapshot[1]
 
     def schema_version(self) -> int:
-        rows = self._run(f"SELECT to_regclass('{MIGRATIONS_TABLE}') IS NOT NULL")
+        # read from the catalog table, not with to_regclass: a name lookup may answer from a
+        # cache that has not yet heard of the table another instance just committed
+        rows = self._run(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
+            f"AND tablename = '{MIGRATIONS_TABLE}'"
+        )
         if not rows or not rows[0][0]:
             return 0
         rows = self._run(f"SELECT COALESCE(MAX(version), 0) FROM {MIGRATIONS_TABLE}")

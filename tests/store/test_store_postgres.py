@@ -233,6 +233,34 @@ def test_a_connection_the_server_dropped_is_replaced(pg, postgres_cluster):
     assert pg.topics.get(topic.id).title == "before"  # a new one took its place
 
 
+def test_instances_starting_together_migrate_an_empty_database_once(empty_postgres_url):
+    barrier = threading.Barrier(4)
+    opened: list[Store] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            barrier.wait()
+            opened.append(Store.open(empty_postgres_url))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert errors == [] and len(opened) == 4
+        versions = opened[0].db.query("SELECT version FROM schema_migrations ORDER BY version")
+        assert [row[0] for row in versions] == list(range(1, LATEST + 1))  # each ran once
+        opened[1].topics.create("from the second")
+        assert [t.title for t in opened[3].topics.recent()] == ["from the second"]
+    finally:
+        for store in opened:
+            store.close()
+
+
 def test_the_database_url_is_opened_by_database_open(postgres_url):
     db = Database.open(postgres_url)
     try:
