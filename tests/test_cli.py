@@ -78,6 +78,27 @@ def test_run_json_prints_one_object(model_config, scripted_server):
     assert data["usage"]["total_tokens"] > 0 and len(data["topic_id"]) >= 8
 
 
+def test_run_keeps_its_session_in_a_postgresql_store(
+    scripted_server, write_config, workspace: Path, postgres_url
+):
+    from tea_agent_mini.store import Store
+
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    config = {"main_model": model, "agent": {"workspace": str(workspace)}}
+    write_config({**config, "store": {"url": postgres_url}})
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_gettime", {})]),
+        Reply(text="It is late."),
+    )
+    result = cli("run", "--json", "what time is it?")
+    assert result.returncode == 0, result.stderr
+    topic_id = json.loads(result.stdout)["topic_id"]
+    with Store.open(postgres_url) as store:
+        roles = [m.role for m in store.messages.of_topic(topic_id)]
+        assert roles == ["user", "assistant", "tool", "assistant"]
+        assert store.topics.get(topic_id).source == "cli"
+
+
 def test_run_json_shows_a_subagents_calls_and_usage_under_its_call(model_config, scripted_server):
     child = iter(
         [
