@@ -298,6 +298,7 @@ def test_doctor_checks_a_postgresql_store_without_changing_it(
 
 
 def test_doctor_fails_on_an_unreachable_postgresql(scripted_server, write_config):
+    pytest.importorskip("pg8000", reason="pg8000 is not installed (the postgres extra)")
     from tests.pg import free_port
 
     model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}

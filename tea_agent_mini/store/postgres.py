@@ -15,223 +15,26 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import StoreError
 from .database import Database, Row
 from .dialect import is_ddl, translate
+from .pg_connections import ConnectionPool, PgResult, PgRow, Settings, parse_url
 
 if TYPE_CHECKING:
     from pg8000.native import Connection
 
-__all__ = ["PostgresDatabase", "Settings", "parse_url"]
+__all__ = ["PostgresDatabase"]
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'tea_agent_mini[postgres]'"
-POOL_SIZE = 8
-POOL_WAIT_SECONDS = 60.0
 # the advisory lock every outermost transaction takes (any fixed number; "tea_agent")
 TRANSACTION_LOCK = 0x7465615F6167656E
 MIGRATIONS_TABLE = "schema_migrations"
-_OPTIONS = ("sslmode", "connect_timeout", "application_name", "pool_size", "host")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A ``postgresql://`` URL taken apart: what pg8000 needs, and the URL without secrets."""
-
-    location: str
-    connect: dict[str, Any] = field(repr=False)
-    pool_size: int = POOL_SIZE
-    secrets: tuple[str, ...] = field(default=(), repr=False)
-
-
-def parse_url(url: str) -> Settings:
-    """``postgresql://user:password@host:port/database?sslmode=require&pool_size=4``.
-
-    ``host`` in the query names a directory holding the server's Unix socket.
-
-    Raises:
-        StoreError: the URL cannot be used (the message never holds the password).
-    """
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        port = parts.port or 5432
-    except ValueError as exc:
-        raise StoreError(f"store.url: the port is not a number ({exc})") from None
-    database = unquote(parts.path.lstrip("/"))
-    user = unquote(parts.username or "")
-    password = unquote(parts.password or "") or None
-    options = dict(parse_qsl(parts.query))
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise StoreError(
-            f"store.url: unknown option(s) {', '.join(unknown)}; expected {', '.join(_OPTIONS)}"
-        )
-    if not user or not database:
-        raise StoreError("store.url: expected postgresql://user[:password]@host[:port]/database")
-    connect: dict[str, Any] = {
-        "user": user,
-        "password": password,
-        "database": database,
-        "application_name": options.get("application_name", "tea_agent_mini"),
-    }
-    socket_dir = options.get("host", "")
-    if socket_dir:
-        connect["unix_sock"] = f"{socket_dir.rstrip('/')}/.s.PGSQL.{port}"
-    else:
-        connect.update(host=host or "localhost", port=port)
-    if "connect_timeout" in options:
-        # pg8000 applies it to every wait on the socket, not only to connecting
-        connect["timeout"] = _number(options, "connect_timeout", float)
-    connect["ssl_context"] = _ssl_context(options.get("sslmode", "prefer"))
-    where = socket_dir or f"{host or 'localhost'}:{port}"
-    size = _number(options, "pool_size", int) if "pool_size" in options else POOL_SIZE
-    return Settings(
-        location=f"postgresql://{where}/{database}",
-        connect=connect,
-        pool_size=max(1, size),
-        secrets=tuple(s for s in (password, parts.password) if s),
-    )
-
-
-def _number(options: dict[str, str], name: str, kind: Callable[[str], Any]) -> Any:
-    try:
-        return kind(options[name])
-    except ValueError:
-        raise StoreError(f"store.url: {name} must be a number, got {options[name]!r}") from None
-
-
-def _ssl_context(mode: str) -> Any:
-    """pg8000's ssl_context for a libpq ``sslmode``: None (plain) or an SSLContext."""
-    import ssl
-
-    if mode in ("disable", "allow", "prefer"):
-        # pg8000 cannot fall back from TLS to plain text, so "prefer" means plain, as "allow"
-        return None
-    if mode == "require":
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    if mode in ("verify-ca", "verify-full"):
-        context = ssl.create_default_context()
-        context.check_hostname = mode == "verify-full"
-        return context
-    raise StoreError(f"store.url: unknown sslmode {mode!r}")
-
-
-class PgRow:
-    """A row read by index or by column name, like ``sqlite3.Row``."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, values: list[Any], index: dict[str, int]) -> None:
-        self._values = values
-        self._index = index
-
-    def __getitem__(self, key: int | str) -> Any:
-        if isinstance(key, str):
-            try:
-                return self._values[self._index[key]]
-            except KeyError:
-                return self._values[self._index[key.lower()]]
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-    def __repr__(self) -> str:
-        return f"PgRow({self._values!r})"
-
-
-@dataclass(frozen=True)
-class PgResult:
-    rowcount: int
-    lastrowid: int | None
-
-
-class _Pool:
-    """Up to ``size`` connections, opened when first needed."""
-
-    def __init__(self, open_one: Callable[[], Connection], size: int) -> None:
-        self._open_one = open_one
-        self._size = size
-        self._idle: list[Connection] = []
-        self._opened = 0
-        self._closed = False
-        self._ready = threading.Condition()
-
-    def take(self, location: str) -> Connection:
-        deadline = time.monotonic() + POOL_WAIT_SECONDS
-        with self._ready:
-            while True:
-                if self._closed:
-                    raise StoreError(f"the store {location} is closed")
-                if self._idle:
-                    return self._idle.pop()
-                if self._opened < self._size:
-                    self._opened += 1
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise StoreError(
-                        f"all {self._size} connections to {location} stayed busy for "
-                        f"{POOL_WAIT_SECONDS:.0f} s"
-                    )
-                self._ready.wait(left)
-        try:
-            return self._open_one()
-        except BaseException:
-            with self._ready:
-                self._opened -= 1
-                self._ready.notify()
-            raise
-
-    def give(self, conn: Connection, *, broken: bool = False) -> None:
-        with self._ready:
-            if not (broken or self._closed):
-                self._idle.append(conn)
-                self._ready.notify()
-                return
-            self._opened -= 1
-            self._ready.notify()
-        _close_quietly(conn)
-
-    def close(self) -> bool:
-        """Close the idle connections (busy ones close when given back); False if already."""
-        with self._ready:
-            if self._closed:
-                return False
-            self._closed, idle, self._idle = True, self._idle, []
-            self._opened -= len(idle)
-            self._ready.notify_all()
-        for conn in idle:
-            _close_quietly(conn)
-        return True
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-
-def _close_quietly(conn: Connection) -> None:
-    try:
-        conn.close()
-    except Exception as exc:  # the server may be gone already; nothing to tell the caller
-        log.debug("closing a PostgreSQL connection failed: %s", exc)
 
 
 class PostgresDatabase(Database):
@@ -240,7 +43,7 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
     elsewhere = "point store.url at another database"
 
-    def __init__(self, settings: Settings, pool: _Pool) -> None:
+    def __init__(self, settings: Settings, pool: ConnectionPool) -> None:
         super().__init__(settings.location)
         self._settings = settings
         self._pool = pool
@@ -275,7 +78,7 @@ class PostgresDatabase(Database):
                     f"cannot connect to the store {settings.location}: {_message(exc, settings)}"
                 ) from None
 
-        db = cls(settings, _Pool(open_one, settings.pool_size))
+        db = cls(settings, ConnectionPool(open_one, settings.pool_size, settings.location))
         try:
             db._inspect()
         except BaseException:
@@ -305,7 +108,7 @@ class PostgresDatabase(Database):
         import pg8000.native
 
         held = getattr(self._local, "conn", None)
-        conn = held if held is not None else self._pool.take(self.location)
+        conn = held if held is not None else self._pool.take()
         broken = False
         try:
             yield conn
@@ -388,7 +191,7 @@ class PostgresDatabase(Database):
         if depth:
             yield from self._savepoint(depth)
             return
-        conn = self._pool.take(self.location)
+        conn = self._pool.take()
         self._local.conn, self._local.depth, self._local.broken = conn, 1, False
         try:
             self._run("BEGIN", what="transaction")

@@ -17,7 +17,7 @@ from tea_agent_mini.errors import StoreError
 from tea_agent_mini.store import Store
 from tea_agent_mini.store.database import Database
 from tea_agent_mini.store.migrations import MIGRATIONS
-from tea_agent_mini.store.postgres import parse_url
+from tea_agent_mini.store.pg_connections import parse_url
 from tests.store.test_store_memories import MEMORY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +87,7 @@ def test_without_pg8000_a_postgresql_url_says_how_to_install_it():
 
 
 def test_an_unreachable_server_is_named_without_the_password():
+    pytest.importorskip("pg8000", reason="pg8000 is not installed (the postgres extra)")
     from tests.pg import free_port
 
     url = f"postgresql://tea:hunter2-secret@127.0.0.1:{free_port()}/agents"
