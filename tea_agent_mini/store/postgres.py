@@ -35,6 +35,7 @@ INSTALL_HINT = "pip install 'tea_agent_mini[postgres]'"
 # the advisory lock every outermost transaction takes (any fixed number; "tea_agent")
 TRANSACTION_LOCK = 0x7465615F6167656E
 MIGRATIONS_TABLE = "schema_migrations"
+MIN_SERVER = 13  # the oldest major version with pg_current_snapshot()
 
 
 class PostgresDatabase(Database):
@@ -60,7 +61,8 @@ class PostgresDatabase(Database):
 
         Raises:
             StoreError: pg8000 is missing, the URL is wrong, or the server cannot be reached
-                or refuses the login (the message names the database, never the password).
+                or refuses the login, or is older than PostgreSQL 13 (the message names the
+                database, never the password).
         """
         try:
             import pg8000.native
@@ -87,8 +89,16 @@ class PostgresDatabase(Database):
         return db
 
     def _inspect(self) -> None:
-        row = self.query_one("SELECT current_setting('server_version')")
+        """Raises StoreError for a server older than :data:`MIN_SERVER` (pg_current_snapshot)."""
+        row = self.query_one(
+            "SELECT current_setting('server_version'), current_setting('server_version_num')"
+        )
         self.server_version = str(row[0]) if row else ""
+        if row and int(row[1]) < MIN_SERVER * 10000:
+            raise StoreError(
+                f"the store {self.location} runs PostgreSQL {self.server_version}; "
+                f"tea_agent_mini needs {MIN_SERVER} or newer"
+            )
         rows = self._run("SELECT extname, extversion FROM pg_extension ORDER BY extname")
         self.extensions = {str(name): str(version) for name, version in rows}
         rows = self._run("SELECT name FROM pg_available_extensions WHERE name IN ('vector')")
@@ -114,10 +124,10 @@ class PostgresDatabase(Database):
             yield conn
         except pg8000.native.DatabaseError as exc:
             broken = _ends_session(exc)
-            raise StoreError(f"{what} failed on {self.location}: {_message(exc)}") from exc
+            raise StoreError(f"{what} failed on {self.location}: {self._message(exc)}") from exc
         except (pg8000.native.Error, OSError) as exc:
             broken = True  # the connection itself failed: never hand it out again
-            raise StoreError(f"{what} failed on {self.location}: {_message(exc)}") from exc
+            raise StoreError(f"{what} failed on {self.location}: {self._message(exc)}") from exc
         except BaseException:
             broken = True  # interrupted halfway through the protocol: its state is unknown
             raise
@@ -126,6 +136,9 @@ class PostgresDatabase(Database):
                 self._pool.give(conn, broken=broken)
             elif broken:
                 self._local.broken = True
+
+    def _message(self, exc: BaseException) -> str:
+        return _message(exc, self._settings)
 
     def _run(self, sql: str, params: Sequence[Any] = (), what: str = "query") -> list[Any]:
         """Run PostgreSQL's own SQL (no translation); the rows as pg8000 returns them."""
