@@ -22,6 +22,8 @@
     ├── StoreError           the SQLite store could not do what was asked
     │   └── UnknownSession   (export/session_markdown.py) no such session to export
     ├── SubagentError        (agent/subagents.py) unknown identity, depth or budget exceeded
+    ├── PromptVersionError   (context/guidelines.py) a prompt version refused, missing, or not
+    │                        allowed in the versions' state (accept a non-proposal ...)
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
     ├── FlowError            (flows/errors.py) a malformed flow, an unreadable checkpoint

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
     from .agent.session import Session, UserContent
     from .agent.subagents import ChildRequest, Subagents
+    from .context.prompt_versions import PromptVersions
     from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
@@ -253,6 +254,14 @@ class Runtime:
         from .context.prompts import profile_for
 
         return profile_for(self.config.agent.prompt, self.config.main_model.max_context_tokens)
+
+    @property
+    def prompts(self) -> PromptVersions:
+        """The versions of the guidelines in the system prompt (``context/prompt_versions.py``),
+        for the prompt profile in use."""
+        from .context.prompt_versions import PromptVersions
+
+        return PromptVersions(self.store, self.prompt_profile, lambda: config_secrets(self.config))
 
     @functools.cached_property
     def planner(self) -> TurnPlanner:

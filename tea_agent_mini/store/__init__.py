@@ -13,6 +13,7 @@ from .database import Database
 from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
+from .prompts import PromptVersion, PromptVersionRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
@@ -29,6 +30,8 @@ __all__ = [
     "Memory",
     "MemoryRepository",
     "MessageRepository",
+    "PromptVersion",
+    "PromptVersionRepository",
     "StateRepository",
     "Store",
     "Task",
@@ -65,6 +68,7 @@ class Store:
         self.tasks = TaskRepository(db)
         self.inbox = InboxRepository(db)
         self.teammates = TeammateRepository(db)
+        self.prompts = PromptVersionRepository(db)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:

@@ -267,6 +267,33 @@ def _agents(db: Database) -> None:
     )
 
 
+def _prompt_versions(db: Database) -> None:
+    # versions of the agent's guidelines (store/prompts.py); version 0, the built-in text, is
+    # never stored. One active version at most (none active: the built-in text is in use).
+    db.execute(
+        """CREATE TABLE prompt_versions (
+            version INTEGER PRIMARY KEY,
+            created_at REAL NOT NULL,
+            text TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('proposed', 'active', 'retired')),
+            parent INTEGER NOT NULL DEFAULT 0,
+            source TEXT NOT NULL CHECK (source IN ('user', 'evolved')),
+            activated_at REAL
+        )"""
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX prompt_versions_active ON prompt_versions (status) "
+        "WHERE status = 'active'"
+    )
+    # the version of the guidelines a turn ran with, on the user message that opened it
+    db.execute("ALTER TABLE messages ADD COLUMN prompt_version INTEGER")
+    db.execute(
+        "CREATE INDEX messages_by_prompt_version ON messages (prompt_version) "
+        "WHERE prompt_version IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -277,6 +304,8 @@ MIGRATIONS: list[Migration] = [
     (7, "topic_sources", _topic_sources),
     (8, "message_outcomes", _message_outcomes),
     (9, "agents", _agents),
+    # 10 comes from the evaluations branch (issue 16); the two merge in order
+    (11, "prompt_versions", _prompt_versions),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 
