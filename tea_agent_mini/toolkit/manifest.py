@@ -54,6 +54,8 @@ SHIPPED: dict[str, str] = {
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
     "subagents": "toolkit_subagent, toolkit_parallel_subtasks, toolkit_subagent_msg: child "
     "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
+    "prompts": "toolkit_prompt_evolve: versions of the agent's guidelines (list, evolve from "
+    "evaluations and lessons, accept, rollback, set, diff)",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.
