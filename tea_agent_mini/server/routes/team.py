@@ -179,7 +179,7 @@ async def stop_teammate(request: Request) -> JSONResponse:
     errors=(400,),
     description=f"Oldest first, at most {MAX_UNREAD}; the rest stay for the next read.",
 )
-async def read_inbox(request: Request) -> JSONResponse:
+async def read_team_inbox(request: Request) -> JSONResponse:
     address = request.query_params.get("address") or LEAD
     if len(address) > MAX_ADDRESS:
         raise ApiError(400, f"query parameter 'address' is longer than {MAX_ADDRESS} characters")
@@ -204,7 +204,7 @@ async def read_inbox(request: Request) -> JSONResponse:
         "kind plan_approval answers a teammate's plan: the text starts with approve or reject."
     ),
 )
-async def send_message(request: Request) -> JSONResponse:
+async def send_team_message(request: Request) -> JSONResponse:
     body = await read_json(request)
     to = body.text("to", required=True, max_length=MAX_ADDRESS)
     text = body.text("text", required=True, max_length=MAX_TEXT)
@@ -220,7 +220,7 @@ def routes() -> list[Route]:
     return [
         Route("/v1/team", list_team, methods=["GET"]),
         Route("/v1/team", spawn_teammate, methods=["POST"]),
-        Route("/v1/team/inbox", read_inbox, methods=["GET"]),
-        Route("/v1/team/messages", send_message, methods=["POST"]),
+        Route("/v1/team/inbox", read_team_inbox, methods=["GET"]),
+        Route("/v1/team/messages", send_team_message, methods=["POST"]),
         Route("/v1/team/{name}", stop_teammate, methods=["DELETE"]),
     ]
