@@ -87,6 +87,8 @@ class Worker:
         work = [m for m in batch if m.kind not in UNANSWERED]
         if work:
             await self.turn(team, work)
+        if stops:
+            await asyncio.to_thread(team.store.teammates.set_status, self.name, "shutdown")
         for request in stops:
             await team.send(
                 self.name,
@@ -110,9 +112,10 @@ class Worker:
             ok, answer = False, f"could not work: {exc}"
         data = {"in_reply_to": [m.id for m in work], "ok": ok, "topic_id": self.topic_id}
         answer = answer.strip() or "(no answer)"
+        # idle first: whoever reads the answer finds the teammate ready for the next message
+        await asyncio.to_thread(store.teammates.set_status, self.name, "idle")
         for recipient in reply_targets(work):
             await team.send(self.name, recipient, answer, "message", data)
-        await asyncio.to_thread(store.teammates.set_status, self.name, "idle")
 
 
 def turn_text(messages: list[AgentMessage]) -> str:

@@ -120,6 +120,7 @@ def test_a_broadcast_reaches_every_running_teammate(loop, runtime, scripted_serv
             await team.spawn(name, "member", "")
         await team.shutdown("carol")
         await collect(team, LEAD, 1)  # carol's shutdown response
+        await until(lambda: "carol" not in team.live())
         reached = await team.broadcast(LEAD, "stand-up in five")
         return reached, await collect(team, LEAD, 2)
 
