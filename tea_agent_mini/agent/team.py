@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError, TeaAgentError
+from ..toolkit.selection import enable_tools
 from .identities import NAME_RE
 from .subagents import INBOX_PREFIX
 from .teammate import LEAD, POLL_SECONDS, Worker, sleep_until
@@ -160,6 +161,8 @@ class Team:
         if mate.topic_id is None or not self.store.topics.exists(mate.topic_id):
             topic = self._topic(mate.name, mate.role, mate.prompt, mate.agent, lead_topic)
             self.store.teammates.set_topic(mate.name, topic)
+        else:
+            enable_tools(self.store, mate.topic_id, TEAM_TOOLS)
         self.store.teammates.set_status(mate.name, "idle")
         revived = self.store.teammates.get(mate.name)
         assert revived is not None
@@ -312,7 +315,7 @@ class Team:
     def _topic(
         self, name: str, role: str, prompt: str, agent: str | None, lead_topic: str | None
     ) -> str:
-        return self.store.topics.create(
+        topic = self.store.topics.create(
             title=f"teammate {name}: {role}"[:80],
             profile=self.profile,
             source="subagent",
@@ -320,6 +323,8 @@ class Team:
             agent=agent,
             system_prompt=system_prompt(name, role, prompt),
         ).id
+        enable_tools(self.store, topic, TEAM_TOOLS)  # offered in every turn, not only when named
+        return topic
 
     async def aclose(self) -> None:
         """Stop the workers (at shutdown); they are left offline."""

@@ -82,6 +82,9 @@ def test_a_message_to_a_teammate_is_answered_in_the_leads_inbox(loop, runtime, s
     assert "Your role: reviewer." in prompt and "Review what you are sent." in prompt
     request = next(r for r in scripted_server.requests if is_mate("alice")(r))
     assert sent(request) == "[message from lead]\ncheck parser.py"
+    offered = {tool["function"]["name"] for tool in request["tools"]}
+    assert {"toolkit_send_message", "toolkit_read_inbox", "toolkit_list_teammates"} <= offered
+    assert not offered & {"toolkit_spawn_teammate", "toolkit_broadcast", "toolkit_subagent"}
     assert runtime.store.inbox.unread_count("alice") == 0
 
 
