@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..agent.team import Team
     from ..store import Store
 
-LEAD = "lead"  # agent.team.LEAD
+LEAD = "lead"  # agent.team.LEAD, without loading the team for a chat that never uses it
 
 
 def inboxes(topic_id: str) -> list[str]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tea_agent_mini.agent.team import Team
     from tea_agent_mini.store.agents import AgentMessage
 
-LEAD = "lead"  # agent.team.LEAD: tools import nothing of agent/ at import time
+LEAD = "lead"  # agent.team.LEAD, without loading the team when the toolkit loads its tools
 TOPIC = "topic:"
 MAX_WAIT = 300
 

@@ -330,6 +330,13 @@ def test_a_teammate_may_not_spawn_teammates_nor_broadcast(loop, runtime, scripte
     assert [m.name for m in team.members()] == ["alice"]
 
 
+def test_the_tools_and_the_chat_name_the_lead_as_the_team_does():
+    from tea_agent_mini.cli import team as chat_team
+    from tea_agent_mini.tools import team as team_tools
+
+    assert team_tools.LEAD == chat_team.LEAD == LEAD
+
+
 def test_a_round_trip_across_a_restart(model_config, scripted_server, tea_home):
     scripted_server.on(is_mate("alice"), answering("alice"))
     first = OneLoop()
