@@ -43,7 +43,7 @@ def addresses(ctx: ToolContext, team: Team) -> tuple[str, list[str]]:
 
 @tool(
     "toolkit_spawn_teammate",
-    keywords="team teammate spawn start member role colleague",
+    keywords="team teammate spawn colleague",
 )
 async def toolkit_spawn_teammate(
     ctx: ToolContext, name: str, role: str, prompt: str, agent: str = ""
@@ -74,7 +74,7 @@ async def toolkit_spawn_teammate(
     )
 
 
-@tool("toolkit_list_teammates", concurrency_safe=True, keywords="team teammates members status")
+@tool("toolkit_list_teammates", concurrency_safe=True, keywords="team teammates")
 async def toolkit_list_teammates(ctx: ToolContext) -> str:
     """The team: each teammate's name, role, status (working, idle, offline, shutdown) and
     unread messages."""
@@ -88,7 +88,7 @@ async def toolkit_list_teammates(ctx: ToolContext) -> str:
     )
 
 
-@tool("toolkit_send_message", keywords="team teammate message send tell ask lead plan approve")
+@tool("toolkit_send_message", keywords="team teammate message lead plan approval")
 async def toolkit_send_message(
     ctx: ToolContext,
     to: str,
@@ -116,7 +116,7 @@ async def toolkit_send_message(
     )
 
 
-@tool("toolkit_read_inbox", keywords="team inbox messages answers read check")
+@tool("toolkit_read_inbox", keywords="team inbox teammate answers")
 async def toolkit_read_inbox(
     ctx: ToolContext, wait: Annotated[int, {"minimum": 0, "maximum": MAX_WAIT}] = 0
 ) -> str:
@@ -151,7 +151,7 @@ def render(message: AgentMessage) -> str:
     return f"{head}:\n{message.text}"
 
 
-@tool("toolkit_broadcast", keywords="team broadcast everyone all teammates announce")
+@tool("toolkit_broadcast", keywords="team broadcast teammates announce")
 async def toolkit_broadcast(ctx: ToolContext, text: str) -> str:
     """Send one message to every running teammate; each answers in your inbox.
 
