@@ -118,16 +118,17 @@ class Team:
         """
         name = check_name(name)
         mate = await asyncio.to_thread(self.store.teammates.get, name)
-        worker = self._workers.get(name)
-        if worker is not None and worker.alive():
+        if self.live_worker(name):
             raise TeammateExists(f"teammate {name!r} is already running; send it a message")
-        if mate is not None and mate.status in LIVE and worker is None:
+        if mate is not None and mate.status in LIVE and name not in self._workers:
             raise TeammateExists(f"teammate {name!r} is run by another process ({mate.status})")
         if mate is None:
             mate = await asyncio.to_thread(self._create, name, role, prompt, agent, lead_topic)
         else:
             mate = await asyncio.to_thread(self._revive, mate, lead_topic)
         assert mate.topic_id is not None
+        if self.live_worker(name):  # revived by another caller while this one waited
+            raise TeammateExists(f"teammate {name!r} is already running; send it a message")
         loop = asyncio.get_running_loop()
         worker = Worker(name, mate.topic_id, self._identity(mate), loop, asyncio.Event())
         worker.start(self)
@@ -201,6 +202,11 @@ class Team:
         """The names of the teammates whose workers run in this process."""
         return sorted(name for name, worker in self._workers.items() if worker.alive())
 
+    def live_worker(self, name: str) -> Worker | None:
+        """The worker of ``name`` when it runs in this process."""
+        worker = self._workers.get(name)
+        return worker if worker is not None and worker.alive() else None
+
     def name_of(self, topic_id: str | None) -> str | None:
         """The teammate working in ``topic_id``, if one does (blocking: may read the store)."""
         if topic_id is None:
@@ -270,8 +276,7 @@ class Team:
         mate = await asyncio.to_thread(self.store.teammates.get, name)
         if mate is None:
             raise UnknownTeammate(f"no teammate named {name!r}")
-        worker = self._workers.get(name)
-        if worker is not None and worker.alive():
+        if self.live_worker(name):
             await self.send(
                 sender, name, "Please stop after your current work.", "shutdown_request"
             )
@@ -282,8 +287,8 @@ class Team:
     def poke(self, address: str) -> None:
         """Wake the worker or waiters of ``address`` (from any thread)."""
         targets = list(self._waiters.get(address, ()))
-        worker = self._workers.get(address)
-        if worker is not None and worker.alive():
+        worker = self.live_worker(address)
+        if worker is not None:
             targets.append((worker.loop, worker.wake))
         for loop, event in targets:
             with contextlib.suppress(RuntimeError):  # its loop closed meanwhile

@@ -184,6 +184,18 @@ def test_a_name_clash_with_a_running_teammate_is_refused(loop, runtime):
     assert [m.name for m in team.members()] == ["alice"]
     assert len(runtime.store.topics.recent(limit=10, include_archived=True)) == 1
 
+    async def at_once():
+        return await asyncio.gather(
+            team.spawn("dave", "member", ""),
+            team.spawn("dave", "member", ""),
+            return_exceptions=True,
+        )
+
+    results = loop.run(at_once())
+    assert sum(isinstance(result, TeammateExists) for result in results) == 1
+    assert team.live() == ["alice", "dave"]
+    assert len(runtime.store.topics.recent(limit=10, include_archived=True)) == 2
+
 
 def test_messages_are_checked(loop, runtime):
     team = runtime.team
