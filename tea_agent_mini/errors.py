@@ -22,6 +22,9 @@
     ├── StoreError           the SQLite store could not do what was asked
     │   └── UnknownSession   (export/session_markdown.py) no such session to export
     ├── SubagentError        (agent/subagents.py) unknown identity, depth or budget exceeded
+    ├── TeamError            (agent/team.py) a bad teammate name, no role, an empty message
+    │   ├── TeammateExists   the name belongs to a teammate that is running
+    │   └── UnknownTeammate  no teammate has that name
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
     ├── FlowError            (flows/errors.py) a malformed flow, an unreadable checkpoint

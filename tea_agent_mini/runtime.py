@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
     from .agent.session import Session, UserContent
     from .agent.subagents import ChildRequest, Subagents
+    from .agent.team import Team
     from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BORROWABLE = ("store", "toolkit", "mcp")  # the toolkit holds the MCP servers' tools
+# the toolkit holds the MCP servers' tools; one team per process, whichever profile asks
+BORROWABLE = ("store", "toolkit", "mcp", "team")
 
 SHUTDOWN_DRAIN_SECONDS = 30.0
 
@@ -110,6 +112,14 @@ class Runtime:
             config.agent.subagents,
             self.store,
         )
+
+    @functools.cached_property
+    def team(self) -> Team:
+        """The teammates of this runtime (``agent/team.py``); the first use marks the ones an
+        earlier process ran offline."""
+        from .agent.team import Team
+
+        return Team(self.subagents, self.store, self.config.profile)
 
     def child_session(self, request: ChildRequest) -> Session:
         """A subagent's session (``agent/children.py``)."""
@@ -351,6 +361,9 @@ class Runtime:
         (parts borrowed from another runtime are left to their owner)."""
         for name in self._borrowed:
             self.__dict__.pop(name, None)
+        team = self.__dict__.pop("team", None)
+        if team is not None:
+            await team.aclose()
         subagents = self.__dict__.pop("subagents", None)
         if subagents is not None:
             await subagents.aclose()

@@ -38,6 +38,7 @@ from .routes import (
     session_turns,
     sessions,
     tasks,
+    team,
     tools,
     uploads,
 )
@@ -85,6 +86,7 @@ ROUTE_MODULES = (
     memory,
     export,
     tasks,
+    team,
     search,
     notices,
     flows,

@@ -54,6 +54,8 @@ SHIPPED: dict[str, str] = {
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
     "subagents": "toolkit_subagent, toolkit_parallel_subtasks, toolkit_subagent_msg: child "
     "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
+    "team": "toolkit_spawn_teammate, toolkit_list_teammates, toolkit_send_message, "
+    "toolkit_read_inbox, toolkit_broadcast: teammates that stay, each with a worker and inbox",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.
