@@ -209,6 +209,41 @@ def test_approval_never_refuses_and_ask_asks(repo, tea_home):
     assert (repo / "calc.py").read_text() == CALC
 
 
+def test_a_scripted_model_keeps_only_the_change_that_passes(model_config, scripted_server, repo):
+    from tea_agent_mini.config import load_config
+    from tea_agent_mini.runtime import Runtime
+    from tests.fakes.scripted_server import Reply, ToolCallSpec
+
+    def evolve(old: str, new: str) -> Reply:
+        change = {"old": old, "new": new}
+        return Reply(
+            tool_calls=[ToolCallSpec("toolkit_self_evolve", {"path": "calc.py", "change": change})]
+        )
+
+    scripted_server.push(
+        evolve("return a + b", "return a * b"),  # breaks test_add: rolled back
+        evolve("return a + b", "return sum((a, b))"),  # passes: stays
+        Reply(text="add() now uses sum()."),
+    )
+
+    async def turn():
+        runtime = Runtime(load_config())
+        try:
+            session = runtime.session(follow_up=False)
+            events = [event async for event in session.run_turn("rewrite add with sum()")]
+            return events, runtime.store.messages.of_topic(session.topic_id)
+        finally:
+            await runtime.aclose()
+
+    events, messages = asyncio.run(turn())
+    assert events[-1].text == "add() now uses sum()."
+    results = [(m.status, m.text) for m in messages if m.role == "tool"]
+    assert [status for status, _ in results] == ["failed", "ok"]
+    assert "rolled back: the tests check failed" in results[0][1]
+    assert "the change is kept" in results[1][1]
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return sum((a, b))\n"
+
+
 GREET_SCHEMA = {
     "type": "object",
     "properties": {"who": {"type": "string"}},
