@@ -165,10 +165,10 @@ def lint_findings(ctx: ToolContext, target: Target) -> list[dict] | None:
         report = Path(temp) / "ruff.json"
         argv = [*ruff, "check", "--no-cache", "--no-fix", "--exit-zero", "--output-format"]
         argv += ["json", "--output-file", str(report), str(target.path)]
-        run_program(ctx, argv, cwd=target.root, timeout=RUFF_TIMEOUT)
         try:
+            run_program(ctx, argv, cwd=target.root, timeout=RUFF_TIMEOUT)
             items = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, ToolError):  # no report: "ruff failed"
             return None
     return [item for item in items if isinstance(item, dict)]
 
