@@ -326,6 +326,13 @@ class Runtime:
         text = Message(role="user", content=content).text
         for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
             self.background.submit(name, job, time_cap=time_cap)
+        from .evaluation.evolution import EVOLUTION_TIMEOUT, maybe_run_evolution
+        from .toolkit.usertools import tool_inventory
+
+        config, inventory = self.config, functools.partial(tool_inventory, self.toolkit)
+        where = (self.store, config.home, config.agent.evolution, inventory, config.workspace)
+        job = functools.partial(maybe_run_evolution, *where)  # hourly at most; does the timing
+        self.background.submit("evolution", job, time_cap=EVOLUTION_TIMEOUT)
 
     def derive(self, config: Config) -> Runtime:
         """A runtime for another profile that shares this one's store, toolkit and MCP servers
