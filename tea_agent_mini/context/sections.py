@@ -45,6 +45,7 @@ class SectionSources:
 def turn_sections(
     sources: SectionSources, topic_id: str, query: str, profile: Profile
 ) -> list[str]:
+    from ..evaluation.skillmatch import similar_learned
     from ..skills.catalog import relevant_skills_section
     from .block import time_line, workspace_overview
     from .modes import mode_prompt_section
@@ -53,9 +54,11 @@ def turn_sections(
     budget = SECTION_BUDGETS[profile]
     memory = sources.memory
     memories = memory.prompt_block(query) if query and memory is not None else ""
+    skills = list(sources.skills)
+    similar = similar_learned(skills, query, budget.skills)  # learned skills, by meaning
     return [
         cap_lines(memories, budget.memory_chars),
-        relevant_skills_section(sources.skills, query, budget.skills),
+        relevant_skills_section(skills, query, budget.skills, similar=similar),
         unfinished_work_section(sources.store, topic_id, budget.work_chars),
         mode_prompt_section(sources.store, topic_id, sources.tool_names),
         workspace_overview(sources.workspace, budget.workspace_entries),
