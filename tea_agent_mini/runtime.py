@@ -144,10 +144,16 @@ class Runtime:
 
     @functools.cached_property
     def background(self) -> BackgroundWorker:
-        """The one worker for follow-up jobs (titles, summaries, memory extraction)."""
+        """The one worker for follow-up jobs (titles, summaries, memory extraction, task
+        evaluation, lessons), kept in the store until done (``agent/jobs.py``)."""
         from .agent.background import BackgroundWorker
+        from .agent.jobs import follow_up_kinds
 
-        return BackgroundWorker()
+        return BackgroundWorker(jobs=self.store.jobs, kinds=follow_up_kinds(self))
+
+    async def resume_jobs(self) -> int:
+        """At start: queue the follow-up jobs that processes which are gone left unfinished."""
+        return await self.background.resume()
 
     @functools.cached_property
     def token_calibrator(self) -> TokenCalibrator:
@@ -309,13 +315,12 @@ class Runtime:
 
     def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
         """Queue a finished turn's follow-up jobs on the background worker."""
-        from .context.upkeep import TurnUpkeep
+        from .agent.jobs import turn_follow_ups
         from .types import Message
 
-        upkeep = TurnUpkeep(self.store, self.cheap_llm, self.memory)
         text = Message(role="user", content=content).text
-        for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
-            self.background.submit(name, job, time_cap=time_cap)
+        turn = session.turn_message_id
+        self.background.enqueue(turn_follow_ups(self, session.topic_id, text, done, turn))
 
     def derive(self, config: Config) -> Runtime:
         """A runtime for another profile that shares this one's store, toolkit and MCP servers
