@@ -25,6 +25,7 @@ HELP = """commands:
   /topics           list recent topics
   /switch TOPIC     continue another topic (its id, an id prefix or its title)
   /history [N]      the last N messages of this topic (default 20)
+  /good [COMMENT]   the last answer was good; /bad [COMMENT]: it was not (a lesson is kept)
   /help             this help
   /exit             quit (also Ctrl-D)"""
 RESUME_MESSAGES = 6  # shown when a chat continues an earlier topic
@@ -101,6 +102,11 @@ class ChatRepl:
         elif name == "/history":
             limit = int(arg) if arg.isdigit() else 20
             print_history(self.runtime.store, self.session.topic_id, limit, sys.stdout)
+        elif name in ("/good", "/bad"):
+            from .feedback import rate_last_turn
+
+            rating = rate_last_turn(self.runtime, self.session.topic_id, name[1:], arg)
+            print(self.aloop.run_until_complete(rating), file=sys.stderr)
         elif name == "/help":
             print(HELP)
         else:

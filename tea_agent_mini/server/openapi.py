@@ -31,6 +31,7 @@ TAGS = {
     "notices": "Notices tools and scheduled tasks saved for the user",
     "export": "Sessions exported as Markdown or PDF",
     "flows": "Runs of flows and workflows, with their traces (read-only)",
+    "evaluations": "How finished tasks went (evaluations, the user's feedback), lessons learned",
     "ui": "The web UI",
     "docs": "This documentation",
 }

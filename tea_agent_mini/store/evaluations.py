@@ -159,17 +159,22 @@ class EvaluationRepository:
         return _evaluation(row) if row else None
 
     def recent(
-        self, limit: int = 50, topic_id: str | None = None, outcome: str | None = None
+        self,
+        limit: int = 50,
+        topic_id: str | None = None,
+        outcome: str | None = None,
+        before_id: int | None = None,
     ) -> list[Evaluation]:
-        """Newest first; of one topic and/or one outcome when given."""
+        """Newest first; of one topic and/or one outcome, older than ``before_id``, when given."""
         where: list[str] = []
         params: list[Any] = []
-        if topic_id is not None:
-            where.append("topic_id = ?")
-            params.append(topic_id)
-        if outcome is not None:
-            where.append("outcome = ?")
-            params.append(outcome)
+        for column, value in (("topic_id =", topic_id), ("outcome =", outcome)):
+            if value is not None:
+                where.append(f"{column} ?")
+                params.append(value)
+        if before_id is not None:
+            where.append("id < ?")
+            params.append(int(before_id))
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self._db.query(
             f"SELECT * FROM evaluations {clause} ORDER BY id DESC LIMIT ?",
@@ -258,11 +263,22 @@ class LessonRepository:
         row = self._db.query_one("SELECT * FROM lessons WHERE id = ?", (lesson_id,))
         return _lesson(row) if row else None
 
-    def recent(self, limit: int = 50, category: str | None = None) -> list[Lesson]:
-        """Newest first (the candidates of a relevance search are the newest ``limit``)."""
-        where, params = ("WHERE category = ?", [category]) if category else ("", [])
+    def recent(
+        self, limit: int = 50, category: str | None = None, before_id: int | None = None
+    ) -> list[Lesson]:
+        """Newest first (the candidates of a relevance search are the newest ``limit``); of one
+        category, older than ``before_id``, when given."""
+        where: list[str] = []
+        params: list[Any] = []
+        if category:
+            where.append("category = ?")
+            params.append(category)
+        if before_id is not None:
+            where.append("id < ?")
+            params.append(int(before_id))
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self._db.query(
-            f"SELECT * FROM lessons {where} ORDER BY id DESC LIMIT ?",
+            f"SELECT * FROM lessons {clause} ORDER BY id DESC LIMIT ?",
             (*params, max(0, int(limit))),
         )
         return [_lesson(row) for row in rows]

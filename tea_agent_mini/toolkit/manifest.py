@@ -54,6 +54,8 @@ SHIPPED: dict[str, str] = {
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
     "subagents": "toolkit_subagent, toolkit_parallel_subtasks, toolkit_subagent_msg: child "
     "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
+    "evaluation": "toolkit_evaluation: how past tasks went (outcomes, quality, the user's "
+    "feedback) and the lessons failed ones left",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.
