@@ -238,11 +238,16 @@ class BackgroundWorker:
                 rows = list(self.jobs.add_many(specs, self.owner))
             except StoreError as exc:  # run them anyway; only their durability is lost
                 log.warning("background jobs not stored (%s); running them in memory", exc)
-        runs = [self._run_of(spec.kind, spec.payload, row) for spec, row in zip(specs, rows)]
-        for spec, run in zip(specs, runs):
-            if run is None:
-                log.warning("no background job kind %r; skipped", spec.kind)
-        return [run for run in runs if run is not None]
+        runs: list[_Run] = []
+        for spec, row in zip(specs, rows, strict=True):
+            run = self._run_of(spec.kind, spec.payload, row)
+            if run is not None:
+                runs.append(run)
+                continue
+            log.warning("no background job kind %r; skipped", spec.kind)
+            if row is not None and self.jobs is not None:
+                self._record(self.jobs.fail, row, f"unknown job kind {spec.kind!r}", 0)
+        return runs
 
     def _take_over(self) -> list[_Run]:
         """In a worker thread: the rows of processes that are gone, as runs of this worker."""

@@ -1,7 +1,7 @@
 """The volatile sections of a turn's context block, each within its budget for the profile:
 relevant memories, lessons of earlier tasks and skills, unfinished work, the working mode, the
-workspace's top level and the time. They change from turn to turn, so they go into the block before the latest message,
-never into the stable system prompt."""
+workspace's top level and the time. They change from turn to turn, so they go into the block
+before the latest message, never into the stable system prompt."""
 
 from __future__ import annotations
 

@@ -90,11 +90,15 @@ class TurnUpkeep:
             KeyError: an unknown kind, or a payload without what the kind needs.
         """
         if kind == "title":
-            return await self.title(payload["topic_id"], payload["user_text"], payload["answer_text"])
+            return await self.title(
+                payload["topic_id"], payload["user_text"], payload["answer_text"]
+            )
         if kind == "history":
             return await self.history(payload["topic_id"])
         if kind == "memory":
-            return await self.extract(payload["topic_id"], payload["user_text"], payload["answer_text"])
+            return await self.extract(
+                payload["topic_id"], payload["user_text"], payload["answer_text"]
+            )
         if kind == "memory upkeep":
             return await self.maintain_memory()
         raise KeyError(f"no upkeep job {kind!r}")

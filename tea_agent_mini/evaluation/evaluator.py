@@ -79,7 +79,9 @@ def heuristic_verdict(facts: TurnFacts) -> Verdict:
     if not facts.answer.strip() or facts.finish_reason == "length":
         return Verdict("partial", 2, "The answer is empty or was cut off.", "heuristic")
     quality = 5 if facts.iterations <= QUICK_ITERATIONS else 4
-    return Verdict("success", quality, f"Done in {facts.iterations} step(s) without errors.", "heuristic")
+    return Verdict(
+        "success", quality, f"Done in {facts.iterations} step(s) without errors.", "heuristic"
+    )
 
 
 def evaluate_messages(facts: TurnFacts) -> list[dict[str, Any]]:
@@ -127,7 +129,11 @@ def parse_verdict(text: str) -> Verdict | None:
     quality = value.get("quality")
     if isinstance(quality, str) and quality.strip().isdigit():
         quality = int(quality.strip())
-    if outcome not in OUTCOMES or not isinstance(quality, (int, float)) or isinstance(quality, bool):
+    if (
+        outcome not in OUTCOMES
+        or not isinstance(quality, (int, float))
+        or isinstance(quality, bool)
+    ):
         return None
     reason = " ".join(str(value.get("reason") or "").split())[:500]
     return Verdict(outcome, max(1, min(5, round(quality))), reason, "model")

@@ -107,7 +107,5 @@ def turn_facts(
         iterations=int(done.get("iterations") or len(answers)),
         finish_reason=done.get("finish_reason"),
         prompt_tokens=int(done.get("prompt_tokens") or 0),
-        completion_tokens=int(
-            done.get("completion_tokens") or sum(m.tokens for m in answers)
-        ),
+        completion_tokens=int(done.get("completion_tokens") or sum(m.tokens for m in answers)),
     )

@@ -123,7 +123,10 @@ def heuristic_lesson(evaluation: Evaluation) -> LessonDraft:
         return LessonDraft(_field(f"{first_error}"), instead + ".", category, "heuristic")
     mistake = evaluation.reason or "The result did not satisfy the request."
     return LessonDraft(
-        _field(mistake), "Check the result against the request before answering.", category, "heuristic"
+        _field(mistake),
+        "Check the result against the request before answering.",
+        category,
+        "heuristic",
     )
 
 
@@ -193,7 +196,9 @@ class LessonBook:
         blob, model = None, ""
         if self.embedder is not None:
             try:
-                (vector,) = self.embedder.embed([f"{draft.mistake} {draft.instead} {evaluation.user_text[:500]}"])
+                (vector,) = self.embedder.embed(
+                    [f"{draft.mistake} {draft.instead} {evaluation.user_text[:500]}"]
+                )
                 blob, model = pack(vector), self.embedder.model_name
             except (LLMError, ValueError) as exc:  # found by keywords alone meanwhile
                 log.info("lesson not embedded: %s", exc)
@@ -228,8 +233,11 @@ class LessonBook:
             shared = len(terms & query_terms)
             keyword = shared / min(len(terms), len(query_terms)) if terms else 0.0
             vector = 0.0
-            if query_vector is not None and lesson.embedding and lesson.embedding_model == (
-                self.embedder.model_name if self.embedder is not None else ""
+            if (
+                query_vector is not None
+                and lesson.embedding
+                and lesson.embedding_model
+                == (self.embedder.model_name if self.embedder is not None else "")
             ):
                 stored = unpack(lesson.embedding)
                 if len(stored) == len(query_vector):

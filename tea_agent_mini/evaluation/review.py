@@ -97,12 +97,15 @@ class TaskReview:
 
     async def lesson_for(self, evaluation_id: int, *, again: bool = False) -> Lesson | None:
         """The lesson of a task that needs one: the one it has, or a new one (``again``: a new
-        one even when it has one, e.g. for the user's correction)."""
+        one unless it has one drawn since its verdict last changed, e.g. for the user's
+        correction)."""
         evaluation = await asyncio.to_thread(self.store.evaluations.get, evaluation_id)
         if evaluation is None or not needs_lesson(evaluation):
             return None
-        if evaluation.lesson_id is not None and not again:
-            return await asyncio.to_thread(self.store.lessons.get, evaluation.lesson_id)
+        if evaluation.lesson_id is not None:
+            current = await asyncio.to_thread(self.store.lessons.get, evaluation.lesson_id)
+            if current is not None and (not again or current.created_at >= evaluation.updated_at):
+                return current
         draft = await draft_lesson(self.llm, evaluation)
         book = LessonBook(self.store, self.embedder)
         return await asyncio.to_thread(book.add, evaluation, draft)

@@ -206,9 +206,10 @@ class EvaluationRepository:
         return self.get(evaluation_id) if cursor.rowcount else None
 
     def set_lesson(self, evaluation_id: int, lesson_id: int) -> None:
+        """Link the lesson; ``updated_at`` stays when the verdict last changed, so a lesson
+        drawn after it is known to be current."""
         self._db.execute(
-            "UPDATE evaluations SET lesson_id = ?, updated_at = ? WHERE id = ?",
-            (lesson_id, self._db.now(), evaluation_id),
+            "UPDATE evaluations SET lesson_id = ? WHERE id = ?", (lesson_id, evaluation_id)
         )
 
     def stats(self, topic_id: str | None = None) -> EvaluationStats:

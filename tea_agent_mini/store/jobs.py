@@ -140,9 +140,12 @@ class JobRepository:
                 if job.attempts >= max_attempts:
                     error = job.error or "interrupted: the process running it ended"
                     self._db.execute(
-                        "UPDATE jobs SET status = 'failed', error = ?, updated_at = ? "
-                        "WHERE id = ?",
-                        (f"gave up after {job.attempts} attempts: {error}"[:ERROR_CHARS], now, job.id),
+                        "UPDATE jobs SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
+                        (
+                            f"gave up after {job.attempts} attempts: {error}"[:ERROR_CHARS],
+                            now,
+                            job.id,
+                        ),
                     )
                     continue
                 self._db.execute(

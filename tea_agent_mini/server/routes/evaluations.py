@@ -136,7 +136,9 @@ async def give_feedback(request: Request) -> JSONResponse:
     body = await read_json(request)
     unknown = sorted(set(body.data) - set(FEEDBACK_FIELDS))
     if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; expected rating, comment, message_id")
+        raise ApiError(
+            400, f"unknown field(s) {', '.join(unknown)}; expected rating, comment, message_id"
+        )
     rating = body.text("rating", required=True)
     if rating not in RATINGS:
         raise ApiError(400, f"field 'rating': expected good or bad, got {rating[:20]!r}")
@@ -146,9 +148,7 @@ async def give_feedback(request: Request) -> JSONResponse:
         raise not_found("message", str(message_id))
     topic = await require_topic(request)
     try:
-        evaluation = await blocking(
-            apply_feedback, st.store, topic.id, rating, comment, message_id
-        )
+        evaluation = await blocking(apply_feedback, st.store, topic.id, rating, comment, message_id)
     except NothingToRate as exc:
         raise ApiError(404, str(exc)) from exc
     jobs = lesson_job(evaluation)
