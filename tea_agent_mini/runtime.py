@@ -154,10 +154,16 @@ class Runtime:
 
     @functools.cached_property
     def background(self) -> BackgroundWorker:
-        """The one worker for follow-up jobs (titles, summaries, memory extraction)."""
+        """The one worker for follow-up jobs (titles, summaries, memory extraction, task
+        evaluation, lessons), kept in the store until done (``agent/jobs.py``)."""
         from .agent.background import BackgroundWorker
+        from .agent.jobs import follow_up_kinds
 
-        return BackgroundWorker()
+        return BackgroundWorker(jobs=self.store.jobs, kinds=follow_up_kinds(self))
+
+    async def resume_jobs(self) -> int:
+        """At start: queue the follow-up jobs that processes which are gone left unfinished."""
+        return await self.background.resume()
 
     @functools.cached_property
     def token_calibrator(self) -> TokenCalibrator:
@@ -319,20 +325,15 @@ class Runtime:
 
     def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
         """Queue a finished turn's follow-up jobs on the background worker."""
-        from .context.upkeep import TurnUpkeep
+        from .agent.jobs import evolution_job, turn_follow_ups
+        from .evaluation.evolution import EVOLUTION_TIMEOUT
         from .types import Message
 
-        upkeep = TurnUpkeep(self.store, self.cheap_llm, self.memory)
         text = Message(role="user", content=content).text
-        for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
-            self.background.submit(name, job, time_cap=time_cap)
-        from .evaluation.evolution import EVOLUTION_TIMEOUT, maybe_run_evolution
-        from .toolkit.usertools import tool_inventory
-
-        config, inventory = self.config, functools.partial(tool_inventory, self.toolkit)
-        where = (self.store, config.home, config.agent.evolution, inventory, config.workspace)
-        job = functools.partial(maybe_run_evolution, *where)  # hourly at most; does the timing
-        self.background.submit("evolution", job, time_cap=EVOLUTION_TIMEOUT)
+        turn = session.turn_message_id
+        self.background.enqueue(turn_follow_ups(self, session.topic_id, text, done, turn))
+        # the evolution pass times itself (hourly at most): kept in memory, not a durable job
+        self.background.submit("evolution", evolution_job(self), time_cap=EVOLUTION_TIMEOUT)
 
     def derive(self, config: Config) -> Runtime:
         """A runtime for another profile that shares this one's store, toolkit and MCP servers

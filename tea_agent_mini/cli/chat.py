@@ -30,6 +30,7 @@ HELP = """commands:
   /history [N]      the last N messages of this topic (default 20)
   /team             the teammates: status, unread messages, role
   /inbox [SECONDS]  read the team's messages to you (waiting up to SECONDS for one)
+  /good [COMMENT]   the last answer was good; /bad [COMMENT]: it was not (a lesson is kept)
   /help             this help
   /exit             quit (also Ctrl-D)"""
 RESUME_MESSAGES = 6  # shown when a chat continues an earlier topic
@@ -110,6 +111,11 @@ class ChatRepl:
             print_team(self.runtime.team, sys.stdout)
         elif name == "/inbox":
             self._inbox(int(arg) if arg.isdigit() else 0)
+        elif name in ("/good", "/bad"):
+            from .feedback import rate_last_turn
+
+            rating = rate_last_turn(self.runtime, self.session.topic_id, name[1:], arg)
+            print(self.aloop.run_until_complete(rating), file=sys.stderr)
         elif name == "/help":
             print(HELP)
         else:

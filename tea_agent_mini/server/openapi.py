@@ -32,6 +32,7 @@ TAGS = {
     "export": "Sessions exported as Markdown or PDF",
     "flows": "Runs of flows and workflows, with their traces (read-only)",
     "team": "Teammates that stay, and the messages between them and the lead",
+    "evaluations": "How finished tasks went (evaluations, the user's feedback), lessons learned",
     "ui": "The web UI",
     "docs": "This documentation",
 }

@@ -59,6 +59,8 @@ SHIPPED: dict[str, str] = {
     "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
     "team": "toolkit_spawn_teammate, toolkit_list_teammates, toolkit_send_message, "
     "toolkit_read_inbox, toolkit_broadcast: teammates that stay, each with a worker and inbox",
+    "evaluation": "toolkit_evaluation: how past tasks went (outcomes, quality, the user's "
+    "feedback) and the lessons failed ones left",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.
