@@ -26,6 +26,7 @@ from .routes import (
     chat,
     config,
     connection,
+    evaluations,
     export,
     flows,
     health,
@@ -39,6 +40,7 @@ from .routes import (
     session_turns,
     sessions,
     tasks,
+    team,
     tools,
     uploads,
 )
@@ -87,9 +89,11 @@ ROUTE_MODULES = (
     memory,
     export,
     tasks,
+    team,
     search,
     notices,
     flows,
+    evaluations,
     openapi,
     static,
 )
@@ -139,6 +143,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
 
         # commands a crashed server left running: killed before anything new starts
         await blocking(reap_orphans, runtime.config.home)
+        await runtime.resume_jobs()  # follow-up work a stopped or crashed process left
 
         await start_scheduler(runtime)  # scheduled tasks run inside the server process
         try:

@@ -65,6 +65,8 @@ SESSION = obj(
         "updated": NUM,
         "profile": STR,
         "source": {"enum": list(SOURCES)},
+        "parent_id": {**nullable(STR), "description": "the session whose subagent this is"},
+        "agent": {**nullable(STR), "description": "the identity a subagent runs as"},
         "prompt_tokens": INT,
         "completion_tokens": INT,
         "total_tokens": INT,
@@ -133,6 +135,9 @@ UI_EVENT = obj(
         "title": STR,
         "urgency": STR,
         "time": NUM,
+        "agent": {"type": "string", "description": "the subagent's identity (child)"},
+        "topic_id": {"type": "string", "description": "the subagent's session (child)"},
+        "event": {**ANY_OBJECT, "description": "the subagent's own event: {type, ...} (child)"},
     },
     ("type", "turn"),
     description=(
@@ -143,7 +148,10 @@ UI_EVENT = obj(
         "default, timeout, deadline, expires_in} (answer with POST .../questions/{id}; kind "
         "`approval` asks to allow a tool call under `approval: ask`, with name and arguments, "
         "choices Allow/Deny, denied when nobody answers); question_closed {id, status, answer}; "
-        "error {message, kind}; done {text, usage, iterations, finish_reason, context}."
+        "error {message, kind}; done {text, usage, iterations, finish_reason, context}; child "
+        "{call_id, agent, topic_id, event}: an event of a subagent that the tool call `call_id` "
+        "runs, `event` being its token, reasoning, tool_start, tool_result, notice, error or "
+        "done (with the subagent's usage), `topic_id` its session."
     ),
 )
 

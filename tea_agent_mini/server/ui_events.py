@@ -1,9 +1,10 @@
 """The UI event encoder: logged turn events -> typed SSE events for the web UI.
 
 Types: ``start``, ``queued``, ``token``, ``reasoning``, ``tool_start``, ``tool_result``,
-``notice``, ``question``, ``question_closed``, ``error``, ``done``. Every event carries the log
-id as its SSE ``id`` (so ``Last-Event-ID`` resumes) and ``turn``, the id of the queued message it
-belongs to.
+``notice``, ``question``, ``question_closed``, ``error``, ``done``, and ``child``: an event of a
+subagent run by the tool call ``call_id``, the subagent's own event (encoded as above) under
+``event``. Every event carries the log id as its SSE ``id`` (so ``Last-Event-ID`` resumes) and
+``turn``, the id of the queued message it belongs to.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from typing import Any
 
 from ..types import (
+    ChildEvent,
     Done,
     Error,
     Notice,
@@ -26,6 +28,7 @@ from .sse import sse_comment, sse_event
 from .turns import Entry, Queued, TurnStarted
 
 PREVIEW_CHARS = 2000
+CHILD_PREVIEW_CHARS = 400  # a subagent's tool output in full is in its own topic
 UI_EVENT_TYPES = (
     "start",
     "queued",
@@ -38,6 +41,7 @@ UI_EVENT_TYPES = (
     "question_closed",
     "error",
     "done",
+    "child",
 )
 
 
@@ -57,8 +61,11 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return f"{text[:half]}\n… [{len(text) - limit} characters not shown] …\n{text[-half:]}"
 
 
-def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
-    """(type, data) for one turn event; None for events the UI does not show."""
+def ui_event(event: Any, limit: int = PREVIEW_CHARS) -> tuple[str, dict[str, Any]] | None:
+    """(type, data) for one turn event; None for events the UI does not show. ``limit``: the
+    characters of a tool's output previewed."""
+    if isinstance(event, ChildEvent):
+        return child_event(event)
     if isinstance(event, TextDelta):
         return "token", {"text": event.text}
     if isinstance(event, ReasoningDelta):
@@ -74,7 +81,7 @@ def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
             "call_id": event.call_id,
             "name": event.name,
             "ok": event.ok,
-            "preview": preview(event.output if event.ok else ""),
+            "preview": preview(event.output if event.ok else "", limit),
             "error": event.error,
             "duration": round(event.duration, 3),
             "truncated": event.truncated,
@@ -98,6 +105,22 @@ def ui_event(event: Any) -> tuple[str, dict[str, Any]] | None:
     if isinstance(event, Queued):
         return "queued", {"position": event.position, "text": event.text}
     return None
+
+
+def child_event(event: ChildEvent) -> tuple[str, dict[str, Any]] | None:
+    """A subagent's event, labelled with the call that runs it; its usage arrives with its
+    ``done``."""
+    nested = isinstance(event.event, ChildEvent)  # children start none (depth 1)
+    inner = None if nested else ui_event(event.event, CHILD_PREVIEW_CHARS)
+    if inner is None:
+        return None
+    kind, data = inner
+    return "child", {
+        "call_id": event.call_id,
+        "agent": event.agent,
+        "topic_id": event.topic_id,
+        "event": {"type": kind, **data},
+    }
 
 
 def interaction_event(event: Question | QuestionClosed | UserNotice) -> tuple[str, dict[str, Any]]:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from .agents import AgentMessage, InboxRepository, Teammate, TeammateRepository
 from .database import Database
+from .evaluations import Evaluation, EvaluationRepository, Lesson, LessonRepository
+from .jobs import Job, JobRepository, JobSpec
 from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
@@ -26,7 +28,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentMessage",
     "Database",
+    "Evaluation",
+    "EvaluationRepository",
     "InboxRepository",
+    "Job",
+    "JobRepository",
+    "JobSpec",
+    "Lesson",
+    "LessonRepository",
     "Memory",
     "MemoryRepository",
     "MessageRepository",
@@ -68,6 +77,9 @@ class Store:
         self.tasks = TaskRepository(db)
         self.inbox = InboxRepository(db)
         self.teammates = TeammateRepository(db)
+        self.jobs = JobRepository(db)
+        self.evaluations = EvaluationRepository(db)
+        self.lessons = LessonRepository(db)
         self.prompts = PromptVersionRepository(db)
 
     @classmethod

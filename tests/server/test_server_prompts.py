@@ -56,7 +56,7 @@ def test_set_evolve_accept_rollback(http, live, scripted_server):
     assert proposal["proposal"]["status"] == "proposed" and proposal["proposal"]["parent"] == 1
     assert "+- Answer in British English." in proposal["diff"]
     assert proposal["evidence"]["memories"] == 1
-    assert "not available in this store" in proposal["summary"]
+    assert proposal["summary"] == "from 1 memories"
     assert ok(http.get("/v1/prompts"))["current"]["version"] == 1  # nothing changed yet
 
     accepted = ok(http.post("/v1/prompts/2/accept"))

@@ -35,6 +35,8 @@ def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
         "updated": topic.updated_at,
         "profile": topic.profile,
         "source": topic.source,
+        "parent_id": topic.parent_id,
+        "agent": topic.agent,
         "prompt_tokens": topic.prompt_tokens,
         "completion_tokens": topic.completion_tokens,
         "total_tokens": topic.prompt_tokens + topic.completion_tokens,
@@ -81,13 +83,16 @@ def _check_known(body: Fields, allowed: tuple[str, ...]) -> None:
         "q": "str - title filter",
         "source": f"str - only sessions made by these front ends, comma-separated: "
         f"{', '.join(SOURCES)}",
+        "parent": "str - only the sessions this session's subagents ran in, oldest first (q and "
+        "source do not apply)",
     },
     response="SessionList",
     errors=(400,),
     description=(
         "Most recently updated first; `has_more` says more follow at offset + limit. Every "
         "session names its `source`: the web UI, the OpenAI-compatible API (`api`), the "
-        "terminal (`cli`), a scheduled `task` or a `subagent`."
+        "terminal (`cli`), a scheduled `task` or a `subagent` (with its `parent_id` and "
+        "`agent`)."
     ),
 )
 async def list_sessions(request: Request) -> JSONResponse:
@@ -98,9 +103,14 @@ async def list_sessions(request: Request) -> JSONResponse:
     if query is not None and len(query) > 500:
         raise ApiError(400, "query parameter 'q' is longer than 500 characters")
     sources = _sources(request.query_params.get("source") or "")
-    found = await blocking(
-        st.store.topics.recent, limit=limit + 1, offset=offset, query=query, sources=sources
-    )
+    parent = request.query_params.get("parent")
+    if parent is not None:
+        children = await blocking(st.store.topics.children, parent[:100])
+        found = children[offset : offset + limit + 1]
+    else:
+        found = await blocking(
+            st.store.topics.recent, limit=limit + 1, offset=offset, query=query, sources=sources
+        )
     topics, more = trim(found, limit)
     return JSONResponse(page_json([session_json(t, st) for t in topics], more))
 

@@ -12,6 +12,8 @@ import { openSetup } from "./setup.js";
 import { openSearch } from "./search.js";
 import { openMemory } from "./memory.js";
 import { openTasks } from "./tasks.js";
+import { openTeam } from "./team.js";
+import { openFlows } from "./flows.js";
 import { openExport } from "./export.js";
 import { NoticeBell } from "./notices.js";
 
@@ -54,6 +56,8 @@ class App {
     this.features = await Features.load();
     $("#open-memory").hidden = !this.features.memory;
     $("#open-tasks").hidden = !this.features.tasks;
+    $("#open-team").hidden = !this.features.team;
+    $("#open-flows").hidden = !this.features.flows;
     this.notices.start();
     try {
       await this.loadConfig({ firstRun: true });
@@ -79,6 +83,14 @@ class App {
     $("#open-search").addEventListener("click", () => openSearch(this));
     $("#open-memory").addEventListener("click", () => openMemory(this));
     $("#open-tasks").addEventListener("click", () => openTasks(this));
+    $("#open-team").addEventListener("click", () => openTeam(this));
+    $("#open-flows").addEventListener("click", () => openFlows(this));
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest && event.target.closest("a[data-session], a[data-topic-prefix]");
+      if (!link) return;
+      event.preventDefault();
+      this.openLinked(link);
+    });
     $("#export").addEventListener("click", () => this.activeId && openExport(this, this.activeId));
     $("#theme-toggle").addEventListener("click", toggleTheme);
     $("#setup-now").addEventListener("click", () => this.openSetup(true));
@@ -190,6 +202,30 @@ class App {
     this.renderAll();
     this.composer.focus();
     return chat;
+  }
+
+  // A link to a session (a subagent's, a teammate's, a parent's). A stored subagent card knows
+  // only its topic's first characters: the session is found among the parent's children.
+  async openLinked(link) {
+    let id = link.dataset.session;
+    if (!id) {
+      const parent = link.closest(".chat-log").dataset.session;
+      try {
+        const children = (await this.api.get(`/v1/sessions?parent=${encodeURIComponent(parent)}&limit=200`)).data;
+        const child = children.find((session) => session.id.startsWith(link.dataset.topicPrefix));
+        if (child) id = link.dataset.session = child.id;
+      } catch (error) {
+        toast(error.message, "error");
+        return;
+      }
+    }
+    if (!id) {
+      toast("That session no longer exists.", "error");
+      return;
+    }
+    const dialog = link.closest("dialog");
+    if (dialog) dialog.close();
+    this.openSession(id);
   }
 
   closeSession(id) {

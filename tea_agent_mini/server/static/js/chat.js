@@ -32,7 +32,8 @@ export class ChatView {
     this.earliest = null; // the id of the oldest message shown, the cursor for the page before
     this.earlier = h("button", { type: "button", class: "btn small", onclick: () => this.loadEarlier() }, "Load earlier messages");
     this.earlierRow = h("div", { class: "load-earlier", hidden: true }, this.earlier);
-    this.el = h("div", { class: "chat-log", role: "log", dataset: { session: this.id } }, this.empty, this.earlierRow, this.inner);
+    this.origin = h("div", { class: "chat-origin", hidden: true }); // a subagent's session: whose it is
+    this.el = h("div", { class: "chat-log", role: "log", dataset: { session: this.id } }, this.empty, this.origin, this.earlierRow, this.inner);
     this.el.addEventListener("scroll", () => {
       const el = this.el;
       this.stick = el.scrollHeight - el.scrollTop - el.clientHeight < STICK_PIXELS;
@@ -91,6 +92,10 @@ export class ChatView {
   async load() {
     const [stored, session] = await Promise.all([this.historyPage(), this.api.get(`/v1/sessions/${this.id}`)]);
     this.session = session;
+    this.origin.hidden = !session.parent_id;
+    if (session.parent_id) {
+      this.origin.replaceChildren(`Subagent ${session.agent || ""} · `, h("a", { href: "#", dataset: { session: session.parent_id } }, "open the conversation that started it"));
+    }
     let queue = { running: null, data: [] };
     if (session.busy) queue = await this.api.get(`/v1/sessions/${this.id}/queue`);
     this.queue = queue.data;

@@ -43,6 +43,8 @@ const ICONS = {
   brain: '<path d="M9 4a3 3 0 0 0-3 3 3 3 0 0 0-2 5 3 3 0 0 0 2 5 3 3 0 0 0 6 0V5a3 3 0 0 0-3-1zM15 4a3 3 0 0 1 3 3 3 3 0 0 1 2 5 3 3 0 0 1-2 5 3 3 0 0 1-6 0"/>',
   clock: '<circle cx="12" cy="12" r="9"/><path d="M12 7v5l3 2"/>',
   bell: '<path d="M6 16V11a6 6 0 0 1 12 0v5l2 2H4z"/><path d="M10 20a2 2 0 0 0 4 0"/>',
+  users: '<circle cx="9" cy="8" r="3"/><path d="M3 20a6 6 0 0 1 12 0M16 5a3 3 0 0 1 0 6M21 20a6 6 0 0 0-4-5.6"/>',
+  flow: '<circle cx="6" cy="6" r="2"/><circle cx="6" cy="18" r="2"/><circle cx="18" cy="12" r="2"/><path d="M8 6h3l5 5M8 18h3l5-5"/>',
 };
 
 export function icon(name) {
@@ -56,6 +58,10 @@ export function icon(name) {
 
 export function iconButton(name, title, onclick, extra = {}) {
   return h("button", { type: "button", class: "icon-btn", title, "aria-label": title, onclick, ...extra }, icon(name));
+}
+
+export function smallButton(label, onclick, title) {
+  return h("button", { type: "button", class: "btn small", title, onclick }, label);
 }
 
 // A modal built on <dialog>: returns {dialog, body, close}; Esc and the backdrop close it.
@@ -107,6 +113,25 @@ export function formatTokens(n) {
   if (n >= 1e4) return `${Math.round(n / 1e3)}k`;
   if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
   return String(n);
+}
+
+// A tool call's arguments on one line: key=value pairs, at most 80 characters.
+export function shortArguments(raw) {
+  let text = raw;
+  try {
+    const value = typeof raw === "string" ? JSON.parse(raw) : raw;
+    if (value && typeof value === "object") {
+      text = Object.entries(value).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
+    }
+  } catch {
+    // show the raw text
+  }
+  text = String(text || "").replace(/\s+/g, " ");
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+export function localTime(seconds) {
+  return seconds ? new Date(seconds * 1000).toLocaleString() : "–";
 }
 
 export function relativeTime(seconds) {

@@ -1,5 +1,5 @@
-// What this server offers, read from GET /openapi.json: optional parts (memory, tasks, export)
-// show their panels only when their routes are registered.
+// What this server offers, read from GET /openapi.json: optional parts (memory, tasks, team, flows,
+// export) show their panels only when their routes are registered.
 
 export class Features {
   constructor(doc = { paths: {}, components: {} }) {
@@ -33,6 +33,14 @@ export class Features {
 
   get tasks() {
     return this.has("/v1/tasks");
+  }
+
+  get team() {
+    return this.has("/v1/team");
+  }
+
+  get flows() {
+    return this.has("/v1/flows/runs");
   }
 
   get notices() {

@@ -1,7 +1,8 @@
 // One turn on screen: the user's message and the assistant's answer, built from UI events as they
 // stream (or from stored messages). The answer is a list of segments in the order they happened:
-// reasoning, text, tool cards, questions, notices.
-import { h, icon } from "./dom.js";
+// reasoning, text, tool cards (with the subagents a call runs: children.js), questions, notices.
+import { h, icon, shortArguments } from "./dom.js";
+import { Children, SUBAGENT_TOOLS } from "./children.js";
 import { renderMarkdown } from "./markdown.js";
 import { openLightbox } from "./attach.js";
 import { QuestionCard } from "./questions.js";
@@ -15,20 +16,6 @@ function prettyArguments(raw) {
   } catch {
     return raw;
   }
-}
-
-function shortArguments(raw) {
-  let text = raw;
-  try {
-    const value = typeof raw === "string" ? JSON.parse(raw) : raw;
-    if (value && typeof value === "object") {
-      text = Object.entries(value).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
-    }
-  } catch {
-    // show the raw text
-  }
-  text = String(text || "").replace(/\s+/g, " ");
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
 function clip(text) {
@@ -181,6 +168,19 @@ export class TurnView {
     if (typeof duration === "number") card.time.textContent = `${duration.toFixed(duration < 10 ? 2 : 1)} s`;
     const label = ok === false ? "Error" : truncated ? "Result (truncated)" : "Result";
     card.body.append(h("div", { class: "label" }, label), h("pre", { class: ok === false ? "tool-result error" : "tool-result" }, clip(ok === false ? error || preview : preview)));
+    if (card.kids) card.kids.settle(ok);
+    else if (SUBAGENT_TOOLS.has(name)) card.kids = Children.fromResult(card.el, ok === false ? error : preview);
+  }
+
+  // An event of a subagent that the call `call_id` runs.
+  child(data) {
+    let card = this.tools.get(data.call_id);
+    if (!card) {
+      this.toolStart({ call_id: data.call_id, name: "toolkit_subagent", arguments: "" });
+      card = this.tools.get(data.call_id);
+    }
+    if (!card.kids) card.kids = new Children(card.el);
+    card.kids.child(data);
   }
 
   notice({ message, kind, title }) {
@@ -226,6 +226,7 @@ export class TurnView {
       if (card.el.classList.contains("running")) {
         card.el.classList.replace("running", "stored");
       }
+      if (card.kids) card.kids.settle(null);
     }
     for (const card of this.questions.values()) card.close("ended");
   }
@@ -248,6 +249,9 @@ export class TurnView {
         break;
       case "tool_result":
         this.toolResult(data);
+        break;
+      case "child":
+        this.child(data);
         break;
       case "notice":
         this.notice(data);
