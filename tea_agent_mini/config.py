@@ -103,6 +103,16 @@ class SubagentsConfig:
 
 
 @dataclass
+class EvolutionConfig:
+    """The evolution pass (``agent.evolution``; ``evaluation/evolution.py``): tool usage
+    statistics, suggestions, ``TOOLS.md`` and skill housekeeping on the background worker."""
+
+    interval: float = 3600.0  # seconds between passes at most; 0 turns the pass off
+    window_days: float = 30.0  # how far back the statistics look
+    retire_skills: bool = True  # weak skills of the user's move to <home>/skills/.retired
+
+
+@dataclass
 class AgentConfig:
     max_iterations: int = 50
     workspace: str = ""  # empty: the current directory at start
@@ -118,6 +128,7 @@ class AgentConfig:
     sandbox: str = "auto"
     sandbox_network: bool = True
     subagents: SubagentsConfig = field(default_factory=SubagentsConfig)
+    evolution: EvolutionConfig = field(default_factory=EvolutionConfig)
 
 
 @dataclass(repr=False)
@@ -443,6 +454,8 @@ def value_problems(config: Config) -> list[str]:
             "agent.subagents.max_parallel: expected a positive integer, "
             f"got {agent.subagents.max_parallel}"
         )
+    if agent.evolution.interval < 0 or agent.evolution.window_days <= 0:
+        problems.append("agent.evolution: interval must be 0 or more, window_days above 0")
     if not 0 < config.server.port < 65536:
         problems.append(f"server.port: expected 1-65535, got {config.server.port}")
     url = config.store.url

@@ -20,8 +20,14 @@
     │   ├── TomlDecodeError  (tools/dev/tomlreader.py) a TOML file this reader cannot read
     │   └── McpError         (mcp/errors.py) transport, protocol, timeout, RPC errors
     ├── StoreError           the SQLite store could not do what was asked
-    │   └── UnknownSession   (export/session_markdown.py) no such session to export
+    │   ├── UnknownSession   (export/session_markdown.py) no such session to export
+    │   └── NothingToRate    (evaluation/feedback.py) no turn of that session to rate
     ├── SubagentError        (agent/subagents.py) unknown identity, depth or budget exceeded
+    ├── TeamError            (agent/team.py) a bad teammate name, no role, an empty message
+    │   ├── TeammateExists   the name belongs to a teammate that is running
+    │   └── UnknownTeammate  no teammate has that name
+    ├── PromptVersionError   (context/guidelines.py) a prompt version refused, missing, or not
+    │                        allowed in the versions' state (accept a non-proposal ...)
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
     ├── FlowError            (flows/errors.py) a malformed flow, an unreadable checkpoint

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from .agent.background import BackgroundWorker
     from .agent.session import Session, UserContent
     from .agent.subagents import ChildRequest, Subagents
+    from .agent.team import Team
+    from .context.prompt_versions import PromptVersions
     from .context.prompts import Profile
     from .context.turn import TurnContext, TurnPlanner
     from .llm.client import OpenAIChatClient
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BORROWABLE = ("store", "toolkit", "mcp")  # the toolkit holds the MCP servers' tools
+# the toolkit holds the MCP servers' tools; one team per process, whichever profile asks
+BORROWABLE = ("store", "toolkit", "mcp", "team")
 
 SHUTDOWN_DRAIN_SECONDS = 30.0
 
@@ -111,6 +114,14 @@ class Runtime:
             self.store,
         )
 
+    @functools.cached_property
+    def team(self) -> Team:
+        """The teammates of this runtime (``agent/team.py``); the first use marks the ones an
+        earlier process ran offline."""
+        from .agent.team import Team
+
+        return Team(self.subagents, self.store, self.config.profile)
+
     def child_session(self, request: ChildRequest) -> Session:
         """A subagent's session (``agent/children.py``)."""
         from .agent.children import build_child_session
@@ -144,10 +155,16 @@ class Runtime:
 
     @functools.cached_property
     def background(self) -> BackgroundWorker:
-        """The one worker for follow-up jobs (titles, summaries, memory extraction)."""
+        """The one worker for follow-up jobs (titles, summaries, memory extraction, task
+        evaluation, lessons), kept in the store until done (``agent/jobs.py``)."""
         from .agent.background import BackgroundWorker
+        from .agent.jobs import follow_up_kinds
 
-        return BackgroundWorker()
+        return BackgroundWorker(jobs=self.store.jobs, kinds=follow_up_kinds(self))
+
+    async def resume_jobs(self) -> int:
+        """At start: queue the follow-up jobs that processes which are gone left unfinished."""
+        return await self.background.resume()
 
     @functools.cached_property
     def token_calibrator(self) -> TokenCalibrator:
@@ -254,6 +271,14 @@ class Runtime:
 
         return profile_for(self.config.agent.prompt, self.config.main_model.max_context_tokens)
 
+    @property
+    def prompts(self) -> PromptVersions:
+        """The versions of the guidelines in the system prompt (``context/prompt_versions.py``),
+        for the prompt profile in use."""
+        from .context.prompt_versions import PromptVersions
+
+        return PromptVersions(self.store, self.prompt_profile, lambda: config_secrets(self.config))
+
     @functools.cached_property
     def planner(self) -> TurnPlanner:
         """Builds each turn's shared request parts, then each request (``context/turn.py``)."""
@@ -309,13 +334,15 @@ class Runtime:
 
     def after_turn(self, session: Session, content: UserContent, done: Done) -> None:
         """Queue a finished turn's follow-up jobs on the background worker."""
-        from .context.upkeep import TurnUpkeep
+        from .agent.jobs import evolution_job, turn_follow_ups
+        from .evaluation.evolution import EVOLUTION_TIMEOUT
         from .types import Message
 
-        upkeep = TurnUpkeep(self.store, self.cheap_llm, self.memory)
         text = Message(role="user", content=content).text
-        for name, job, time_cap in upkeep.jobs(session.topic_id, text, done):
-            self.background.submit(name, job, time_cap=time_cap)
+        turn = session.turn_message_id
+        self.background.enqueue(turn_follow_ups(self, session.topic_id, text, done, turn))
+        # the evolution pass times itself (hourly at most): kept in memory, not a durable job
+        self.background.submit("evolution", evolution_job(self), time_cap=EVOLUTION_TIMEOUT)
 
     def derive(self, config: Config) -> Runtime:
         """A runtime for another profile that shares this one's store, toolkit and MCP servers
@@ -351,6 +378,9 @@ class Runtime:
         (parts borrowed from another runtime are left to their owner)."""
         for name in self._borrowed:
             self.__dict__.pop(name, None)
+        team = self.__dict__.pop("team", None)
+        if team is not None:
+            await team.aclose()
         subagents = self.__dict__.pop("subagents", None)
         if subagents is not None:
             await subagents.aclose()

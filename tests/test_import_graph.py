@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"store", "llm", "skills", "shell"},
     {"memory", "export"},
-    {"toolkit"},  # the tool framework
+    {"toolkit", "evaluation"},  # the tool framework; learning from work
     {"mcp", "context"},
     {"agent"},
     {"runtime"},  # the composition root

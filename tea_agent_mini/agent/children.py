@@ -1,7 +1,8 @@
 """How a subagent's session is built from its identity and its parent's context.
 
 The child gets a topic of its own (source ``subagent``, naming its parent and identity, with the
-identity's prompt as the topic's system prompt, so the stable prefix holds across its calls),
+identity's prompt as the topic's system prompt, so the stable prefix holds across its calls)
+or continues the one the request names (a teammate's, kept across its turns),
 the identity's tools only (offered and enforced), the identity's model and turn limit, and the
 parent's way to reach the user for approvals. A read-only identity runs under ``approval:
 never``; otherwise the child inherits the parent's policy.
@@ -54,7 +55,8 @@ class ChildParts(Protocol):
 
 
 def build_child_session(parts: ChildParts, request: ChildRequest) -> Session:
-    """A session for ``request``'s identity in a new topic under the parent's topic.
+    """A session for ``request``'s identity in a new topic under the parent's topic (or in the
+    topic the request names).
 
     Raises:
         SubagentError: the identity's model cannot be used, or it may use no installed tool.
@@ -67,15 +69,17 @@ def build_child_session(parts: ChildParts, request: ChildRequest) -> Session:
     allowed = identity.allowed(parts.toolkit.names())
     if identity.tools is not None and not allowed:
         raise SubagentError(f"none of the {identity.name} subagent's tools is installed")
-    topic = parts.store.topics.create(
-        title=f"{identity.name}: {_title(request.task)}",
-        profile=parts.config.profile,
-        source="subagent",
-        parent_id=parent.topic_id if parent is not None else None,
-        agent=identity.name,
-        system_prompt=identity.prompt,
-    )
-    context = _child_context(parts, topic.id, identity, parent)
+    topic_id = request.topic_id
+    if topic_id is None:
+        topic_id = parts.store.topics.create(
+            title=f"{identity.name}: {_title(request.task)}",
+            profile=parts.config.profile,
+            source="subagent",
+            parent_id=parent.topic_id if parent is not None else None,
+            agent=identity.name,
+            system_prompt=identity.prompt,
+        ).id
+    context = _child_context(parts, topic_id, identity, parent)
     executor = ToolExecutor(
         parts.toolkit,
         context,
@@ -85,7 +89,7 @@ def build_child_session(parts: ChildParts, request: ChildRequest) -> Session:
     )
     offer = _Offer(parts, identity, allowed)
     return Session(
-        topic_id=topic.id,
+        topic_id=topic_id,
         llm=llm,
         executor=executor,
         store=parts.store,

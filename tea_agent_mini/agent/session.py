@@ -113,6 +113,7 @@ class Session:
         self.offer_tools = offer_tools
         self.last_context_tokens = 0
         self.turn_context: TurnContext | None = None
+        self.turn_message_id: int | None = None  # the stored user message of the latest turn
 
     def tools_for(self, history: list[Message]) -> list[dict[str, Any]]:
         """The tool schemas of the next model call."""
@@ -135,7 +136,8 @@ class Session:
     ) -> AsyncGenerator[Event, None]:
         """Run one user turn to its end, yielding events; the last one is Done or Error.
         ``options`` (sampling, output format) apply to every model call of the turn."""
-        await asyncio.to_thread(self._save, Message(role="user", content=content))
+        saved = await asyncio.to_thread(self._save, Message(role="user", content=content))
+        self.turn_message_id = saved.id
         self.turn_context = None
         self.executor.begin_turn()
         request = content if isinstance(content, str) else _text_of(content)

@@ -76,11 +76,13 @@ class SubagentResult:
 
 @dataclass(frozen=True)
 class ChildRequest:
-    """What the runtime needs to build a child session."""
+    """What the runtime needs to build a child session. ``topic_id`` continues that topic (a
+    teammate's, which lives across its turns) instead of creating one."""
 
     identity: Identity
     task: str
     parent: ToolContext | None
+    topic_id: str | None = None
 
 
 class ChildSessions(Protocol):

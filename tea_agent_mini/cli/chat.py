@@ -1,4 +1,5 @@
-"""The terminal chat: a REPL over Session.run_turn with /new, /topics, /switch, /history, /exit.
+"""The terminal chat: a REPL over Session.run_turn with /new, /topics, /switch, /history, /team,
+/inbox, /exit.
 
 One event loop lives for the whole chat (the HTTP client pool is bound to it); input is read
 between turns. Ctrl-C during a turn cancels that turn only; at the prompt it clears the line.
@@ -9,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..errors import ConfigError
 from .prompts import terminal_approval, terminal_notice, terminal_question
 from .render import TerminalPrinter
+from .team import inboxes, print_inbox, print_team, unread_line
 from .topics import find_topic, pick_topic, print_history, topic_line
 
 if TYPE_CHECKING:
@@ -25,6 +28,9 @@ HELP = """commands:
   /topics           list recent topics
   /switch TOPIC     continue another topic (its id, an id prefix or its title)
   /history [N]      the last N messages of this topic (default 20)
+  /team             the teammates: status, unread messages, role
+  /inbox [SECONDS]  read the team's messages to you (waiting up to SECONDS for one)
+  /good [COMMENT]   the last answer was good; /bad [COMMENT]: it was not (a lesson is kept)
   /help             this help
   /exit             quit (also Ctrl-D)"""
 RESUME_MESSAGES = 6  # shown when a chat continues an earlier topic
@@ -101,6 +107,15 @@ class ChatRepl:
         elif name == "/history":
             limit = int(arg) if arg.isdigit() else 20
             print_history(self.runtime.store, self.session.topic_id, limit, sys.stdout)
+        elif name == "/team":
+            print_team(self.runtime.team, sys.stdout)
+        elif name == "/inbox":
+            self._inbox(int(arg) if arg.isdigit() else 0)
+        elif name in ("/good", "/bad"):
+            from .feedback import rate_last_turn
+
+            rating = rate_last_turn(self.runtime, self.session.topic_id, name[1:], arg)
+            print(self.aloop.run_until_complete(rating), file=sys.stderr)
         elif name == "/help":
             print(HELP)
         else:
@@ -111,8 +126,22 @@ class ChatRepl:
         async for _event in self.printer.follow(self.session.run_turn(text)):
             pass
 
+    def _inbox(self, seconds: int) -> None:
+        # teammates work while the chat's loop runs: during turns, and while this waits
+        addresses = inboxes(self.session.topic_id)
+        if seconds > 0:
+            self._run(self.runtime.team.wait_for(addresses, float(seconds)))
+        print_inbox(self.runtime.store, addresses, sys.stdout)
+
     def _run_turn(self, text: str) -> None:
-        task = self.aloop.create_task(self._turn(text))
+        self._run(self._turn(text))
+        unread = unread_line(self.runtime.store, inboxes(self.session.topic_id))
+        if unread:
+            print(unread, file=sys.stderr)
+
+    def _run(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` on the chat's loop; Ctrl-C cancels it."""
+        task = self.aloop.create_task(work)
         try:
             self.aloop.add_signal_handler(signal.SIGINT, task.cancel)
         except (NotImplementedError, RuntimeError):  # Windows or not the main thread

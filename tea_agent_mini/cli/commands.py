@@ -76,6 +76,7 @@ async def _run_turn(
     runtime = Runtime(config)
     try:
         await asyncio.to_thread(reap_orphans, config.home)
+        await runtime.resume_jobs()  # follow-up work an earlier process left unfinished
         topic_id = pick_topic(runtime.store, args.topic, args.resume)
         report_failures(await asyncio.to_thread(wait_for_mcp, runtime))
         status = printer.status if printer is not None else None

@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
   tea-agent-mini chat -c                     continue the last conversation
   tea-agent-mini chat --topic 3f2a           a conversation by id prefix or title
 
-In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /help, /exit.""",
+In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /good, /bad, /help, /exit.""",
     ),
     "history": (
         "print the messages of a conversation",

@@ -2,10 +2,12 @@
 part).
 
 Servers reuse the cached prompt of an earlier request only for an identical prefix, so the system
-prompt holds what stays the same across a session: identity, environment (the date at most),
-rules, AGENTS.md, the conversation's own instructions. Whatever changes from turn to turn (the
-time, memories, skills, unfinished work, the mode) goes into the context block
-(``block.py``), which the request builder puts just before the latest user message.
+prompt holds what stays the same across a session: the guidelines (identity and rules: the
+built-in text or the active version of ``guidelines.py``, which changes only when the user sets,
+accepts or rolls back a version), environment (the date at most), AGENTS.md, the conversation's
+own instructions. Whatever changes from turn to turn (the time, memories, skills, unfinished
+work, the mode) goes into the context block (``block.py``), which the request builder puts just
+before the latest user message.
 
 Two profiles: ``full`` and ``compact`` (shorter rules and smaller budgets, for windows of 16k
 tokens or less; ``agent.prompt: auto`` picks it from ``max_context_tokens``).
@@ -25,6 +27,7 @@ __all__ = [
     "PromptParts",
     "Profile",
     "build_system_prompt",
+    "builtin_guidelines",
     "profile_for",
 ]
 
@@ -61,13 +64,15 @@ AGENTS_LIMITS: dict[str, int] = {"full": 8000, "compact": 2000}
 
 @dataclass(frozen=True)
 class PromptParts:
-    """What the system prompt is made of. Only what stays the same for a session belongs here."""
+    """What the system prompt is made of. Only what stays the same for a session belongs here.
+    ``guidelines``: the active version's text (None: the built-in text of the profile)."""
 
     workspace: Path
     has_tools: bool = True
     topic_prompt: str | None = None
     approval: str = "auto"
     profile: Profile = "full"
+    guidelines: str | None = None
 
 
 def profile_for(setting: str, max_context_tokens: int) -> Profile:
@@ -111,10 +116,16 @@ def agents_md_section(workspace: Path, limit: int = AGENTS_LIMITS["full"]) -> st
     return ""
 
 
+def builtin_guidelines(profile: Profile = "full", has_tools: bool = True) -> str:
+    """The agent's own instructions as shipped: version 0 of the guidelines (``guidelines.py``)."""
+    if not has_tools:
+        return IDENTITY
+    return f"{IDENTITY}\n\n{COMPACT_RULES if profile == 'compact' else TOOL_RULES}"
+
+
 def build_system_prompt(parts: PromptParts, today: _dt.date | None = None) -> str:
-    sections = [IDENTITY, environment_section(parts.workspace, parts.approval, today)]
-    if parts.has_tools:
-        sections.append(COMPACT_RULES if parts.profile == "compact" else TOOL_RULES)
+    guidelines = parts.guidelines or builtin_guidelines(parts.profile, parts.has_tools)
+    sections = [guidelines, environment_section(parts.workspace, parts.approval, today)]
     agents = agents_md_section(parts.workspace, AGENTS_LIMITS[parts.profile])
     if agents:
         sections.append(agents)

@@ -53,7 +53,8 @@ class PromptSettings:
 
 @dataclass(frozen=True)
 class TurnContext:
-    """The parts of a turn's requests fixed when the turn starts."""
+    """The parts of a turn's requests fixed when the turn starts. ``prompt_version``: the
+    version of the guidelines in its system prompt (0: built in; ``guidelines.py``)."""
 
     system_prompt: str
     sections: tuple[str, ...]
@@ -61,6 +62,7 @@ class TurnContext:
     summary: TopicSummary | None
     tools: tuple[str, ...]
     profile: Profile
+    prompt_version: int = 0
 
 
 class TurnPlanner:
@@ -81,18 +83,25 @@ class TurnPlanner:
         self.calibrator = calibrator
 
     def start(self, topic_id: str, history: Sequence[Message]) -> TurnContext:
+        """The turn's shared parts; records the guidelines' version on the turn's user message."""
         from ..toolkit.selection import enable_tools, topic_tools, used_tools
+        from .guidelines import guidelines_in_use
         from .prompts import PromptParts, build_system_prompt
 
         settings = self.settings
+        version, guidelines = guidelines_in_use(self.store.prompts.active(), settings.profile)
         system = build_system_prompt(
             PromptParts(
                 workspace=settings.workspace,
                 topic_prompt=self.store.topics.system_prompt(topic_id),
                 approval=settings.approval,
                 profile=settings.profile,
+                guidelines=guidelines,
             )
         )
+        opening = next((m.id for m in reversed(history) if m.role == "user"), None)
+        if opening is not None:
+            self.store.prompts.record_turn(opening, version)
         query = _current_text(history)
         sections = tuple(self.sections(topic_id, query, settings.profile))
         wanted = ["toolkit_skills"] if any(s.startswith("Skills") for s in sections) else []
@@ -105,7 +114,9 @@ class TurnPlanner:
         if choice.added:
             enable_tools(self.store, topic_id, choice.added)
         pairs, summary = load_levels(self.store, topic_id)
-        return TurnContext(system, sections, tuple(pairs), summary, choice.names, settings.profile)
+        return TurnContext(
+            system, sections, tuple(pairs), summary, choice.names, settings.profile, version
+        )
 
     def tool_names(self, turn: TurnContext, topic_id: str) -> list[str]:
         """The turn's tools, then any enabled since it started (appended: the prefix holds)."""

@@ -1,11 +1,12 @@
 """What happens after a turn, on the background worker: title, L2 record, L2→L3 summary, memory.
 
     upkeep = TurnUpkeep(store, cheap_llm, memory)
-    for name, job in upkeep.jobs(topic_id, user_text, done):
-        worker.submit(name, job)
+    worker.enqueue(upkeep.follow_ups(topic_id, user_text, done))   # rows in store/jobs.py
+    await upkeep.run("title", payload)                              # what the worker runs
 
 Each job reads and writes the store in worker threads and calls the cheap model with a time cap
-of its own; none of them can fail a turn (the worker logs what they raise).
+of its own (``TIME_CAPS``); none of them can fail a turn (the worker logs what they raise). A
+job is its kind and a JSON payload, so the worker can run it again after a restart.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..store.jobs import JobSpec
 from .pairs import record_pairs
 from .records import ContextRecords
 from .summary import SUMMARY_TIMEOUT, summarise_if_due
@@ -27,20 +29,26 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..types import ChatModel, Done
 
-__all__ = ["TurnUpkeep"]
+__all__ = ["TIME_CAPS", "TurnUpkeep"]
 
 log = logging.getLogger(__name__)
 
 TITLE_TIMEOUT = 30.0
 EXTRACT_TIMEOUT = 60.0
 MAINTAIN_TIMEOUT = 120.0
+# the time cap of each kind of job, in the order a turn queues them
+TIME_CAPS: dict[str, float] = {
+    "title": TITLE_TIMEOUT,
+    "history": SUMMARY_TIMEOUT + 10,
+    "memory": EXTRACT_TIMEOUT,
+    "memory upkeep": MAINTAIN_TIMEOUT,
+}
 DECAY_EVERY = 3600.0  # demote aged memories at most once an hour
 REFLECT_EVERY = 86400.0  # model-driven priority adjustment and reflection once a day
 UPKEEP_SCOPE = "runtime"
+PAYLOAD_CHARS = 20_000  # of the user's text and the answer kept in a job's row
 # Turns that ended without a real answer teach nothing worth remembering.
 _NO_ANSWER = frozenset({"loop", "max_iterations"})
-
-Job = Callable[[], Awaitable[Any]]
 
 
 @dataclass
@@ -58,19 +66,42 @@ class TurnUpkeep:
     def __post_init__(self) -> None:
         self.records = ContextRecords(self.store.db)
 
-    def jobs(self, topic_id: str, user_text: str, done: Done) -> list[tuple[str, Job, float]]:
-        """(name, job, time cap) for the worker, in the order they should run."""
-        jobs: list[tuple[str, Job, float]] = [
-            ("title", lambda: self.title(topic_id, user_text, done.text), TITLE_TIMEOUT),
-            ("history", lambda: self.history(topic_id), self.summary_timeout + 10),
+    def follow_ups(self, topic_id: str, user_text: str, done: Done) -> list[JobSpec]:
+        """The jobs of a finished turn, in the order they should run."""
+        turn = {
+            "topic_id": topic_id,
+            "user_text": user_text[:PAYLOAD_CHARS],
+            "answer_text": done.text[:PAYLOAD_CHARS],
+        }
+        specs = [
+            JobSpec("title", turn, topic_id),
+            JobSpec("history", {"topic_id": topic_id}, topic_id),
         ]
         if self.memory is not None and done.finish_reason not in _NO_ANSWER:
-            jobs.append(
-                ("memory", lambda: self.extract(topic_id, user_text, done.text), EXTRACT_TIMEOUT)
-            )
+            specs.append(JobSpec("memory", turn, topic_id))
         if self.memory is not None:
-            jobs.append(("memory upkeep", self.maintain_memory, MAINTAIN_TIMEOUT))
-        return jobs
+            specs.append(JobSpec("memory upkeep"))
+        return specs
+
+    async def run(self, kind: str, payload: dict[str, Any]) -> Any:
+        """Run the job ``kind`` (a key of ``TIME_CAPS``) on its payload.
+
+        Raises:
+            KeyError: an unknown kind, or a payload without what the kind needs.
+        """
+        if kind == "title":
+            return await self.title(
+                payload["topic_id"], payload["user_text"], payload["answer_text"]
+            )
+        if kind == "history":
+            return await self.history(payload["topic_id"])
+        if kind == "memory":
+            return await self.extract(
+                payload["topic_id"], payload["user_text"], payload["answer_text"]
+            )
+        if kind == "memory upkeep":
+            return await self.maintain_memory()
+        raise KeyError(f"no upkeep job {kind!r}")
 
     async def title(self, topic_id: str, user_text: str, answer_text: str) -> str | None:
         """Give an untitled topic a title; None when it already had one."""

@@ -44,7 +44,8 @@ def zone_for(name: str | None) -> tzinfo:
         return _local_zone()
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    # OSError: a name the file system refuses (too long, odd bytes) before the lookup fails
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise ScheduleError(
             f"unknown time zone {name!r}: not found in the tz database "
             "(use an IANA name such as Europe/Berlin; is tzdata / /usr/share/zoneinfo installed?)"
@@ -56,7 +57,7 @@ def _local_zone() -> tzinfo:
     if name:
         try:
             return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):
             pass  # a POSIX TZ rule string, not a zone name: fall back to the system file
     try:
         with open("/etc/localtime", "rb") as fh:

@@ -26,6 +26,7 @@ from .routes import (
     chat,
     config,
     connection,
+    evaluations,
     export,
     flows,
     health,
@@ -33,11 +34,13 @@ from .routes import (
     models,
     notices,
     profiles,
+    prompts,
     responses,
     search,
     session_turns,
     sessions,
     tasks,
+    team,
     tools,
     uploads,
 )
@@ -81,13 +84,16 @@ ROUTE_MODULES = (
     config,
     connection,
     profiles,
+    prompts,
     uploads,
     memory,
     export,
     tasks,
+    team,
     search,
     notices,
     flows,
+    evaluations,
     openapi,
     static,
 )
@@ -137,6 +143,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
 
         # commands a crashed server left running: killed before anything new starts
         await blocking(reap_orphans, runtime.config.home)
+        await runtime.resume_jobs()  # follow-up work a stopped or crashed process left
 
         await start_scheduler(runtime)  # scheduled tasks run inside the server process
         try:

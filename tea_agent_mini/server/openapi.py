@@ -31,6 +31,9 @@ TAGS = {
     "notices": "Notices tools and scheduled tasks saved for the user",
     "export": "Sessions exported as Markdown or PDF",
     "flows": "Runs of flows and workflows, with their traces (read-only)",
+    "team": "Teammates that stay, and the messages between them and the lead",
+    "evaluations": "How finished tasks went (evaluations, the user's feedback), lessons learned",
+    "prompts": "Versions of the agent's guidelines: set, evolve, accept, roll back",
     "ui": "The web UI",
     "docs": "This documentation",
 }
@@ -44,6 +47,7 @@ REASONS = {
     409: "Conflict",
     413: "Body too large",
     415: "Unsupported content type",
+    422: "The model's answer could not be used",
     429: "The model provider is rate limiting",
     499: "The turn was stopped",
     502: "The model provider failed",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tea_agent_mini.skills.loader import (
@@ -37,6 +37,7 @@ def render_skill_md(
     body: str,
     tags: Sequence[str] = (),
     triggers: Sequence[str] = (),
+    metadata: Mapping[str, object] | None = None,
 ) -> str:
     """The text of a SKILL.md: YAML front matter, a blank line, the body."""
     import yaml
@@ -46,6 +47,8 @@ def render_skill_md(
         meta["tags"] = list(tags)
     if triggers:
         meta["triggers"] = list(triggers)
+    if metadata:
+        meta["metadata"] = dict(metadata)
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front}---\n\n{body.strip()}\n"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tea_agent_mini.skills.loader import Skill
@@ -33,11 +33,17 @@ def one_line(text: str, limit: int = MAX_PROMPT_DESCRIPTION) -> str:
 
 
 def relevant_skills_section(
-    skills: Iterable[Skill], query: str, limit: int, *, tool_name: str = TOOL_NAME
+    skills: Iterable[Skill],
+    query: str,
+    limit: int,
+    *,
+    tool_name: str = TOOL_NAME,
+    similar: Sequence[Skill] = (),
 ) -> str:
     """The skills that match ``query`` (at most ``limit``), and how to load one; "" when none
-    does. Part of a turn's context block: listing every skill on every request costs tokens
-    whether or not one fits."""
+    does. ``similar``: skills found by meaning (learned ones), offered first. Part of a turn's
+    context block: listing every skill on every request costs tokens whether or not one fits."""
+    skills = list(skills)
     named = named_skills(skills, query)[:limit]
     if len(named) == 1 and len(named[0].body) <= NAMED_BODY_CHARS:
         return named_skill_section(named[0])
@@ -48,6 +54,10 @@ def relevant_skills_section(
         floor = max(MIN_RELEVANT_SCORE, found[0].score * 0.5) if found else 0.0
         terms = query_terms(query)
         chosen = [m.skill for m in found if m.score >= floor and _words_matched(m.skill, terms) > 1]
+        merged: dict[str, Skill] = {}
+        for skill in [*similar, *chosen]:  # the similar ones first, each skill once
+            merged.setdefault(skill.name, skill)
+        chosen = list(merged.values())[:limit]
     if not chosen:
         return ""
     lines = [

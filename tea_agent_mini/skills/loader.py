@@ -20,6 +20,7 @@ from tea_agent_mini.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
+LEARNED_SOURCE = "learned"  # <home>/skills/learned: skills crystallised from finished tasks
 BUNDLED_PACKAGE = "tea_agent_mini.skills"
 BUNDLED_DIR = "bundled"
 # Spec rule: lowercase letters, digits and single hyphens, not at either end.
@@ -56,7 +57,7 @@ class Skill:
     name: str
     description: str
     body: str
-    source: str  # "bundled", "user" or "workspace"
+    source: str  # "bundled", "learned", "user" or "workspace"
     location: str
     tags: tuple[str, ...] = ()
     triggers: tuple[str, ...] = ()
@@ -103,6 +104,8 @@ def skill_dirs(home: Path | None, workspace: Path | None) -> list[tuple[str, Pat
     """The on-disk skill directories, in override order (later wins)."""
     dirs = []
     if home is not None:
+        # skills the agent learned from its work (evaluation/crystallise.py), then the user's own
+        dirs.append((LEARNED_SOURCE, Path(home) / "skills" / LEARNED_SOURCE))
         dirs.append(("user", Path(home) / "skills"))
     if workspace is not None:
         dirs.append(("workspace", Path(workspace) / ".tea_agent" / "skills"))
@@ -147,7 +150,9 @@ def _scan(source: str, root: Resource, problems: list[SkillProblem]) -> list[Ski
         return []
     found: dict[str, Skill] = {}
     for folder in folders:
-        if folder.name.startswith((".", "_")):
+        if folder.name.startswith((".", "_")) or (
+            source == "user" and folder.name == LEARNED_SOURCE
+        ):
             continue
         skill = _read_folder(source, folder, problems)
         if skill is None:

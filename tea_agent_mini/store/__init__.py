@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from .agents import AgentMessage, InboxRepository, Teammate, TeammateRepository
 from .database import Database
+from .evaluations import Evaluation, EvaluationRepository, Lesson, LessonRepository
+from .jobs import Job, JobRepository, JobSpec
 from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
+from .prompts import PromptVersion, PromptVersionRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
@@ -27,10 +30,19 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentMessage",
     "Database",
+    "Evaluation",
+    "EvaluationRepository",
     "InboxRepository",
+    "Job",
+    "JobRepository",
+    "JobSpec",
+    "Lesson",
+    "LessonRepository",
     "Memory",
     "MemoryRepository",
     "MessageRepository",
+    "PromptVersion",
+    "PromptVersionRepository",
     "StateRepository",
     "Store",
     "Task",
@@ -68,6 +80,10 @@ class Store:
         self.tasks = TaskRepository(db)
         self.inbox = InboxRepository(db)
         self.teammates = TeammateRepository(db)
+        self.jobs = JobRepository(db)
+        self.evaluations = EvaluationRepository(db)
+        self.lessons = LessonRepository(db)
+        self.prompts = PromptVersionRepository(db)
 
     @classmethod
     def open(cls, target: str | os.PathLike[str]) -> Store:

@@ -161,6 +161,13 @@ class TeammateRepository:
             (status, self._db.now(), name),
         )
 
+    def set_topic(self, name: str, topic_id: str) -> None:
+        """A teammate revived after its topic was deleted works in a new one."""
+        self._db.execute(
+            "UPDATE teammates SET topic_id = ?, updated_at = ? WHERE name = ?",
+            (topic_id, self._db.now(), name),
+        )
+
     def mark_offline(self) -> int:
         """At start: teammates another process was running are offline until spawned again."""
         cursor = self._db.execute(

@@ -171,6 +171,31 @@ class MessageRepository:
         )
         return cursor.rowcount
 
+    def tool_runs(self, since: float = 0.0) -> list[ToolRun]:
+        """The tool messages stored since ``since`` (seconds), in the order the calls ran within
+        each topic: what the evolution pass counts."""
+        rows = self._db.query(
+            "SELECT topic_id, name, status, duration, created_at FROM messages "
+            "WHERE role = 'tool' AND created_at >= ? ORDER BY topic_id, id",
+            (float(since),),
+        )
+        return [
+            ToolRun(r["topic_id"], r["name"] or "?", r["status"], r["duration"], r["created_at"])
+            for r in rows
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolRun:
+    """One stored tool call: its tool, how it ended (``ok``, ``failed``, ``stopped``; None
+    before outcomes were stored) and how long it ran."""
+
+    topic_id: str
+    name: str
+    status: str | None
+    duration: float | None
+    created_at: float
+
 
 def _limit(limit: int | None) -> list[int]:
     return [] if limit is None else [max(0, int(limit))]

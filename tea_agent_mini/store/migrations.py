@@ -271,6 +271,95 @@ def _agents(db: Database) -> None:
     )
 
 
+def _learning(db: Database) -> None:
+    # the durable queue of follow-up jobs (store/jobs.py), how finished tasks went and what
+    # they taught (store/evaluations.py)
+    db.execute(
+        """CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            topic_id TEXT REFERENCES topics (id) ON DELETE CASCADE,
+            payload TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            owner TEXT NOT NULL DEFAULT '',
+            error TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX jobs_by_status ON jobs (status, id)")
+    db.execute("CREATE INDEX jobs_by_topic ON jobs (topic_id) WHERE topic_id IS NOT NULL")
+    db.execute(
+        """CREATE TABLE evaluations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
+            user_message_id INTEGER NOT NULL,
+            user_text TEXT NOT NULL DEFAULT '',
+            tools TEXT NOT NULL DEFAULT '[]',
+            outcome TEXT NOT NULL CHECK (outcome IN ('success', 'partial', 'failed')),
+            quality INTEGER NOT NULL CHECK (quality BETWEEN 1 AND 5),
+            reason TEXT NOT NULL DEFAULT '',
+            iterations INTEGER NOT NULL DEFAULT 0,
+            tool_calls INTEGER NOT NULL DEFAULT 0,
+            errors INTEGER NOT NULL DEFAULT 0,
+            error_text TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            finish_reason TEXT,
+            source TEXT NOT NULL CHECK (source IN ('heuristic', 'model', 'user')),
+            rating TEXT CHECK (rating IN ('good', 'bad')),
+            comment TEXT,
+            lesson_id INTEGER,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            UNIQUE (topic_id, user_message_id)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE lessons (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            evaluation_id INTEGER REFERENCES evaluations (id) ON DELETE SET NULL,
+            topic_id TEXT REFERENCES topics (id) ON DELETE SET NULL,
+            category TEXT NOT NULL DEFAULT 'general',
+            mistake TEXT NOT NULL,
+            instead TEXT NOT NULL,
+            terms TEXT NOT NULL DEFAULT '',
+            embedding BLOB,
+            embedding_model TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT 'heuristic',
+            created_at REAL NOT NULL
+        )"""
+    )
+
+
+def _prompt_versions(db: Database) -> None:
+    # versions of the agent's guidelines (store/prompts.py); version 0, the built-in text, is
+    # never stored. One active version at most (none active: the built-in text is in use).
+    db.execute(
+        """CREATE TABLE prompt_versions (
+            version INTEGER PRIMARY KEY,
+            created_at REAL NOT NULL,
+            text TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('proposed', 'active', 'retired')),
+            parent INTEGER NOT NULL DEFAULT 0,
+            source TEXT NOT NULL CHECK (source IN ('user', 'evolved')),
+            activated_at REAL
+        )"""
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX prompt_versions_active ON prompt_versions (status) "
+        "WHERE status = 'active'"
+    )
+    # the version of the guidelines a turn ran with, on the user message that opened it
+    db.execute("ALTER TABLE messages ADD COLUMN prompt_version INTEGER")
+    db.execute(
+        "CREATE INDEX messages_by_prompt_version ON messages (prompt_version) "
+        "WHERE prompt_version IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -281,6 +370,8 @@ MIGRATIONS: list[Migration] = [
     (7, "topic_sources", _topic_sources),
     (8, "message_outcomes", _message_outcomes),
     (9, "agents", _agents),
+    (10, "learning", _learning),
+    (11, "prompt_versions", _prompt_versions),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -26,6 +26,8 @@ from tea_agent_mini.types import (
 
 if TYPE_CHECKING:
     from tea_agent_mini.agent.subagents import Subagents
+    from tea_agent_mini.agent.team import Team
+    from tea_agent_mini.context.prompt_versions import PromptVersions
     from tea_agent_mini.memory.manager import MemoryManager
     from tea_agent_mini.store import Store
     from tea_agent_mini.toolkit.registry import Toolkit
@@ -60,6 +62,16 @@ class ToolRuntime(Protocol):
     @property
     def subagents(self) -> Subagents:
         """Runs subagents for the sessions of this runtime (``agent/subagents.py``)."""
+        ...
+
+    @property
+    def team(self) -> Team:
+        """The teammates of this runtime (``agent/team.py``)."""
+        ...
+
+    @property
+    def prompts(self) -> PromptVersions:
+        """The guidelines' versions (``context/prompt_versions.py``)."""
         ...
 
     def llm_for(self, model: str) -> ChatModel:

@@ -52,8 +52,17 @@ SHIPPED: dict[str, str] = {
     "skills": "toolkit_skills: list, load, search and create SKILL.md skills",
     "selfmade": "toolkit_save, toolkit_reload, toolkit_rollback, toolkit_list_versions: "
     "self-made tools in ~/.tea_agent/tools, hot-loaded and versioned",
+    "evolve.selfevolve": "toolkit_self_evolve: a change to a workspace file or a user tool, "
+    "checked layer by layer (git, backup, syntax, compile, ruff, signatures, tests), rolled back",
+    "evolve.evolution": "toolkit_evolution: tool usage statistics and suggestions, run or shown",
     "subagents": "toolkit_subagent, toolkit_parallel_subtasks, toolkit_subagent_msg: child "
     "agents with identities (agent/bundled/*.md, ~/.tea_agent/agents), run concurrently",
+    "team": "toolkit_spawn_teammate, toolkit_list_teammates, toolkit_send_message, "
+    "toolkit_read_inbox, toolkit_broadcast: teammates that stay, each with a worker and inbox",
+    "evaluation": "toolkit_evaluation: how past tasks went (outcomes, quality, the user's "
+    "feedback) and the lessons failed ones left",
+    "prompts": "toolkit_prompt_evolve: versions of the agent's guidelines (list, evolve from "
+    "evaluations and lessons, accept, rollback, set, diff)",
 }
 
 # Tool families of the full tea_agent that the mini build does not carry, and why.

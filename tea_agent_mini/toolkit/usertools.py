@@ -160,3 +160,8 @@ def activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any
     install(toolkit, [self_made_spec(meta, module)], [current] if current else [])
     toolkit.load_errors.pop(LOAD_ERROR_PREFIX + meta.name, None)
     return f"It is registered: call {meta.name} now."
+
+
+def tool_inventory(toolkit: Toolkit) -> list[tuple[ToolSpec, bool]]:
+    """Every installed tool, with whether it is one of the user's own (for the evolution pass)."""
+    return [(spec, module_origin(spec) is not None) for spec in toolkit.specs()]

@@ -2,8 +2,10 @@
 
 A tool saved here is written to ``<home>/tools`` (see ``toolkit/userstore.py``) and registered
 in the session's live Toolkit at once, so it can be called in the same session without a
-restart. The code convention is documented in ``toolkit/usercode.py``. The Toolkit is reached
-through ``ctx.toolkit``; without one the tool is saved and loads at the next start.
+restart, and gets a SKILL.md (``<home>/skills/tool-<name>/``: when to use it, its parameters,
+an example call) so the skills find it too. The code convention is documented in
+``toolkit/usercode.py``. The Toolkit is reached through ``ctx.toolkit``; without one the tool
+is saved and loads at the next start.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 from typing import Any
 
 from tea_agent_mini.errors import ToolError
+from tea_agent_mini.skills.loader import SkillFormatError
+from tea_agent_mini.skills.toolskills import tool_skill_name, write_tool_skill
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import tool
 from tea_agent_mini.toolkit.usercode import (
@@ -90,7 +94,21 @@ def toolkit_save(
         raise ToolError(f"could not write the tool files: {exc}") from exc
     kept = f" (v{previous.version} is kept)" if previous else ""
     note = activate(ctx, store, meta, module)
-    return f"Saved {name} v{meta.version} to {store.code_path(name)}{kept}. {note}"
+    skill = describe_in_skill(ctx, meta)
+    return f"Saved {name} v{meta.version} to {store.code_path(name)}{kept}. {note}{skill}"
+
+
+def describe_in_skill(ctx: ToolContext, meta: ToolMeta) -> str:
+    """Write the tool's SKILL.md (``skills/toolskills.py``); a note for the answer."""
+    try:
+        path = write_tool_skill(
+            ctx.home, meta.name, meta.description, meta.parameters, meta.version
+        )
+    except (OSError, SkillFormatError) as exc:
+        return f" (its SKILL.md could not be written: {exc})"
+    if path is None:
+        return f" (a skill of yours is named {tool_skill_name(meta.name)}: it was left alone)"
+    return ""
 
 
 def _schema_object(parameters: dict[str, Any] | str) -> Any:
@@ -135,7 +153,8 @@ def toolkit_rollback(ctx: ToolContext, name: str, version: int) -> str:
         forget_module(module.__name__)
         raise ToolError(f"could not write the tool files: {exc}") from exc
     note = activate(ctx, store, meta, module)
-    return f"Rolled {name} back from v{live.version} to v{version}. {note}"
+    skill = describe_in_skill(ctx, meta)
+    return f"Rolled {name} back from v{live.version} to v{version}. {note}{skill}"
 
 
 @tool("toolkit_list_versions", concurrency_safe=True)

@@ -224,6 +224,8 @@ def _send(ctx: ToolContext, to: str, text: str) -> str:
         raise ToolError("send needs text")
     recipient = _address(ctx, to.strip())
     ctx.store.inbox.send(SELF + ctx.topic_id, recipient, text.strip())
+    if ctx.runtime is not None:
+        ctx.runtime.team.poke(recipient)  # a teammate wakes at once
     return f"Sent to {recipient}."
 
 

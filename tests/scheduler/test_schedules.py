@@ -327,6 +327,8 @@ def test_invalid_schedules_say_what_is_wrong(text: str, fragments: list[str]) ->
 def test_bad_zone_argument_and_direct_construction() -> None:
     with pytest.raises(ScheduleError, match="Nowhere/City"):
         parse_schedule("daily:09:00", tz="Nowhere/City")
+    with pytest.raises(ScheduleError, match="unknown time zone"):  # the file system refuses it
+        parse_schedule("daily:09:00", tz="Europe/" + "x" * 300)
     with pytest.raises(ScheduleError, match="unknown schedule kind 'yearly'"):
         Schedule("yearly", "1", None)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tea_agent_mini.store.state import topic_scope
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.server.server_helpers import SSE, read_events, types_of
 
@@ -79,7 +80,7 @@ def test_question_is_streamed_and_the_posted_answer_reaches_the_tool(http, scrip
         f"/v1/sessions/{sid}/questions/{question.data['id']}", json={"answer": "SQLite"}
     )
     assert again.status_code == 409
-    tool_message = scripted_server.requests[-1]["messages"][-1]
+    tool_message = turn_requests(scripted_server)[-1]["messages"][-1]
     assert tool_message["role"] == "tool" and "Postgres" in tool_message["content"]
 
 

@@ -13,6 +13,7 @@ import yaml
 from tea_agent_mini.config import load_config
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.server.runtimes import RuntimePool
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.server.server_helpers import read_events
 
@@ -214,7 +215,7 @@ def test_a_profile_switch_never_widens_what_tools_reach(
     message = [{"role": "user", "content": "read it"}]
     with openai.OpenAI(base_url=live.url + "/v1", api_key="x", max_retries=0) as client:
         client.chat.completions.create(model="profile:wide", messages=message)
-    tool_result = scripted_server.requests[-1]["messages"][-1]
+    tool_result = turn_requests(scripted_server)[-1]["messages"][-1]
     assert tool_result["role"] == "tool" and "outside the workspace" in tool_result["content"]
     assert "not yours" not in tool_result["content"]
 

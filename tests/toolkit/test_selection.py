@@ -60,6 +60,8 @@ def test_compact_schemas_keep_what_a_call_needs(toolkit):
         ("Remember that my favourite colour is turquoise.", "toolkit_memory"),
         ("Will it rain in Paris tomorrow?", "toolkit_weather_my"),
         ("remind me to water the plants daily at 9", "toolkit_scheduler"),
+        ("Spawn a teammate to review the parser", "toolkit_spawn_teammate"),
+        ("Broadcast to the team that we ship today", "toolkit_broadcast"),
     ],
 )
 def test_messages_find_their_tools(toolkit, message, expected):
