@@ -145,6 +145,23 @@ def _read_turn(store: Store, evaluation: Evaluation) -> _Turn | None:
     return turn
 
 
+def read_turn(store: Store, evaluation: Evaluation) -> _Turn | None:
+    """The evaluated turn's request, calls and answer, as stored (None when it is gone)."""
+    return _read_turn(store, evaluation)
+
+
+def loaded_skills(turn: _Turn) -> list[str]:
+    """The skills the turn loaded (``toolkit_skills action=load``), in order, each once."""
+    names: list[str] = []
+    for tool, arguments in turn.calls:
+        if tool != "toolkit_skills" or '"load"' not in arguments:
+            continue
+        found = re.search(r'"name"\s*:\s*"([^"]+)"', arguments)
+        if found and found.group(1) not in names:
+            names.append(found.group(1))
+    return names
+
+
 def _add(turn: _Turn, message: Message) -> None:
     if message.role == "assistant":
         for call in message.tool_calls:

@@ -18,6 +18,7 @@ from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
 from .prompts import PromptVersion, PromptVersionRepository
+from .skillstats import SkillStats, SkillStatsRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
@@ -44,6 +45,8 @@ __all__ = [
     "PromptVersion",
     "PromptVersionRepository",
     "StateRepository",
+    "SkillStats",
+    "SkillStatsRepository",
     "Store",
     "Task",
     "TaskRepository",
@@ -84,6 +87,7 @@ class Store:
         self.evaluations = EvaluationRepository(db)
         self.lessons = LessonRepository(db)
         self.prompts = PromptVersionRepository(db)
+        self.skill_stats = SkillStatsRepository(db)
 
     @classmethod
     def open(cls, target: str | os.PathLike[str]) -> Store:

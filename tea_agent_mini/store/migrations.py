@@ -360,6 +360,19 @@ def _prompt_versions(db: Database) -> None:
     )
 
 
+def _skill_stats(db: Database) -> None:
+    # how each skill went: loads and the outcomes of the tasks that loaded it (skillstats.py)
+    db.execute(
+        """CREATE TABLE skill_stats (
+            name TEXT PRIMARY KEY,
+            uses INTEGER NOT NULL DEFAULT 0,
+            successes INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_used REAL
+        )"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -372,6 +385,7 @@ MIGRATIONS: list[Migration] = [
     (9, "agents", _agents),
     (10, "learning", _learning),
     (11, "prompt_versions", _prompt_versions),
+    (12, "skill_stats", _skill_stats),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -169,3 +169,25 @@ def test_a_failing_then_succeeding_task_leaves_a_skill_a_new_conversation_receiv
     relevant, unrelated = requests[-2], requests[-1]
     assert "- count-csv-rows:" in str(relevant["messages"][-1]["content"])
     assert "count-csv-rows" not in str(unrelated["messages"][-1]["content"])
+
+
+def test_a_loaded_skill_counts_a_use_and_the_outcome_of_its_task(
+    model_config, scripted_server, verdicts
+):
+    load = {"action": "load", "name": "code-review"}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_skills", load)]),
+        Reply(tool_calls=[ToolCallSpec("toolkit_glob", {"pattern": "*"})]),
+        Reply(text="Reviewed."),
+    )
+
+    async def go():
+        runtime = Runtime(load_config())
+        try:
+            await turn(runtime, "review my change")
+            return runtime.store.skill_stats.get("code-review")
+        finally:
+            await runtime.aclose()
+
+    stats = asyncio.run(go())
+    assert stats is not None and (stats.uses, stats.successes, stats.failures) == (1, 1, 0)
