@@ -310,6 +310,47 @@ def test_doctor_fails_on_an_unreachable_postgresql(scripted_server, write_config
     assert line.startswith("[FAIL]") and "cannot connect" in line and "sekrit" not in line
 
 
+def test_migrate_copies_the_home_into_postgresql_then_run_continues_there(
+    model_config, scripted_server, write_config, tea_home, empty_postgres_url
+):
+    from tea_agent_mini.store import Store
+
+    scripted_server.push(Reply(text="Noted: tabs."))
+    assert cli("run", "remember: tabs over spaces").returncode == 0
+    with Store.open(tea_home / "chat.db") as store:
+        store.memories.add("the user prefers tabs", embedding=[1.0, 0.0], embedding_model="m")
+        topic_id = store.topics.recent(limit=1)[0].id
+    url = empty_postgres_url.replace("postgres@", "postgres:sekrit-pass@")  # trust: ignored
+
+    dry = cli("migrate", "--to", url, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "dry run: nothing was changed" in dry.stdout and "sekrit" not in dry.stdout
+    assert next(x for x in dry.stdout.splitlines() if x.startswith("messages")).split()[1] == "2"
+
+    first = cli("migrate", "--to", url)
+    assert first.returncode == 0, first.stderr
+    assert "counts match" in first.stdout and "sekrit" not in first.stdout + first.stderr
+    line = next(x for x in first.stdout.splitlines() if x.startswith("messages")).split()
+    assert line[1:5] == ["2", "0", "2", "2"]
+    again = cli("migrate", "--to", url)
+    assert again.returncode == 0 and "nothing to copy" in again.stdout
+
+    import yaml
+
+    config = yaml.safe_load(model_config.read_text(encoding="utf-8"))
+    write_config({**config, "store": {"url": url}})
+    history = cli("history", topic_id)
+    assert history.returncode == 0 and "tabs over spaces" in history.stdout
+    with Store.open(url) as store:
+        found = [m.content for m, _ in store.memories.search_keyword("prefers tabs")]
+        assert "the user prefers tabs" in found
+
+
+def test_migrate_refuses_a_target_that_is_not_postgresql(model_config, tmp_path):
+    result = cli("migrate", "--to", str(tmp_path / "other.db"))
+    assert result.returncode == 1 and "postgresql://" in result.stderr
+
+
 def test_doctor_fails_without_model(tea_home):
     result = cli("doctor")
     assert result.returncode == 1 and "[FAIL] config" in result.stdout

@@ -168,6 +168,41 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if run_doctor(args.profile, args.workspace, dev=args.dev) else EXIT_FAILED
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Copy the home's chat.db into the PostgreSQL database ``--to`` names, table by table."""
+    from ..store.transfer import TableCopy, copy_to_postgres
+
+    config = load(args)
+    guard_logs([args.to])
+    target = mask_url(args.to)
+    verb = "would copy" if args.dry_run else "copied"
+    print(f"{config.db_path} -> {target}{' (dry run)' if args.dry_run else ''}")
+    print(f"{'table':<20} {'source':>8} {'before':>8} {verb:>11} {'after':>8}")
+
+    def line(table: TableCopy) -> None:
+        copied = table.source - table.before if args.dry_run else table.copied
+        flag = "" if args.dry_run or table.matches else "  MISMATCH"
+        note = f"  ({table.note})" if table.note else ""
+        print(
+            f"{table.name:<20} {table.source:>8} {table.before:>8} {max(copied, 0):>11} "
+            f"{table.after:>8}{flag}{note}",
+            flush=True,
+        )
+
+    report = copy_to_postgres(
+        config.db_path, args.to, dry_run=args.dry_run, batch=args.batch, on_table=line
+    )
+    for note in report.notes:
+        print(note)
+    if args.dry_run:
+        print("dry run: nothing was changed")
+    elif report.copied == 0:
+        print("nothing to copy: the target already holds every row")
+    else:
+        print(f"copied {report.copied} rows; the counts match. Now set store.url to {target}")
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from ..server.app import serve

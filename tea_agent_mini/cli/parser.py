@@ -80,6 +80,15 @@ In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /good, /bad, /help, /
   tea-agent-mini --profile work doctor
   tea-agent-mini doctor --dev                also the programs the test suite uses""",
     ),
+    "migrate": (
+        "copy this home's SQLite store into a PostgreSQL database",
+        """examples:
+  tea-agent-mini migrate --to postgresql://tea:secret@db.example/tea --dry-run
+  tea-agent-mini migrate --to postgresql://tea:secret@db.example/tea
+
+Stop the instances using this home first. Safe to run again: a stopped copy continues,
+a finished one copies nothing. Then set store.url to the same URL.""",
+    ),
     "completion": (
         "print a shell completion script",
         """examples:
@@ -145,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dev", action="store_true", help="also check the programs the test suite uses"
     )
     _log_options(commands["logs"])
+    migrate = commands["migrate"]
+    migrate.add_argument("--to", required=True, metavar="URL", help="postgresql://… target")
+    migrate.add_argument("--dry-run", action="store_true", help="only show the row counts")
+    migrate.add_argument("--batch", type=int, default=500, help="rows per transaction (500)")
     commands["completion"].add_argument("shell", choices=("bash", "zsh"), help="bash or zsh")
     return parser
 
