@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -50,6 +52,9 @@ class Runtime:
         self.scheduler: SchedulerRunner | None = None
         self._borrowed: tuple[str, ...] = ()  # parts shared from the runtime we derive from
         self._profile_llms: dict[str, OpenAIChatClient] = {}  # subagents on another profile
+        # how a changed profile file is read again (the server's pool keeps its fixed settings)
+        self.config_loader: Callable[[str], Config] | None = None
+        self._retired: list[Any] = []  # clients and managers of an older config, to close
 
     @functools.cached_property
     def store(self) -> Store:
@@ -231,6 +236,7 @@ class Runtime:
         from .errors import ConfigError
         from .toolkit.executor import ToolExecutor
 
+        self.catch_up()
         llm = self.main_llm  # raises ConfigError first when no model is configured
         if topic_id is None:
             topic_id = self.store.topics.create(profile=self.config.profile, source=source).id
@@ -357,21 +363,89 @@ class Runtime:
     async def reconfigure(self, config: Config) -> None:
         """Switch to ``config`` (another profile): the parts built from the old settings — model
         clients and the memory manager — are closed and rebuilt on next use."""
+        self.adopt(config)
         await self._close_models()
-        memory = self.__dict__.pop("memory", None)
-        if memory is not None:
-            memory.close()
+
+    def adopt(self, config: Config) -> None:
+        """Use ``config`` from now on without waiting: the parts built from the old settings
+        are rebuilt on next use, the old ones closed later (a turn running may still use
+        them): at the next :meth:`reconfigure` or :meth:`aclose`."""
+        self._retired += [self.__dict__.pop(name, None) for name in ("main_llm", "cheap_llm")]
+        self._retired += self._profile_llms.values()
+        self._profile_llms = {}
+        self._retired.append(self.__dict__.pop("memory", None))
         for name in ("planner", "tool_menu", "skills"):  # built from the old profile's settings
             self.__dict__.pop(name, None)
         self.config = config
 
+    def catch_up(self) -> list[str]:
+        """Take the files other instances on the same PostgreSQL shared since the last call
+        (``store/shared.py``): user tools are synced into the live toolkit, a change of this
+        runtime's profile is adopted. The paths that changed here; on SQLite nothing is done."""
+        from .errors import ConfigError, StoreError
+
+        if self.store.db.dialect != "postgresql":
+            return []
+        home = self.config.home
+        try:
+            changed = self.store.shared.catch_up(home)
+        except StoreError as exc:
+            log.warning("cannot read the files other instances shared: %s", exc)
+            return []
+        if not changed:
+            return []
+        if any(file.kind == "user_tools" for file in changed) and "toolkit" in self.__dict__:
+            from .toolkit.usertools import sync_user_tools
+
+            sync_user_tools(self.toolkit, home)
+        paths = [file.path for file in changed]
+        if self.profile_file() in paths:
+            try:
+                self.adopt(self.reload_config())
+            except ConfigError as exc:
+                log.warning("the shared profile %s is not valid here: %s", self.config.profile, exc)
+        return paths
+
+    def profile_file(self, profile: str | None = None) -> str:
+        """The file of ``profile`` (default: this runtime's) relative to the home."""
+        from .config import profile_path
+
+        home = self.config.home
+        return profile_path(profile or self.config.profile, home).relative_to(home).as_posix()
+
+    def reload_config(self) -> Config:
+        """This runtime's profile read again; the workspace and the store stay as they are."""
+        from .config import load_config
+
+        if self.config_loader is not None:
+            return self.config_loader(self.config.profile)
+        config = load_config(self.config.profile, home=self.config.home)
+        config.agent = replace(config.agent, workspace=str(self.config.workspace))
+        config.store = self.config.store
+        return config
+
+    def share_files(self, paths: list[str], kind: str) -> int:
+        """Share these files of the home with the other instances on the same PostgreSQL (see
+        :meth:`catch_up`); the new version, 0 on SQLite. A failure is logged, never raised."""
+        from .errors import StoreError
+
+        try:
+            return self.store.shared.publish(self.config.home, paths, kind)
+        except (StoreError, ValueError, OSError) as exc:
+            log.warning("cannot share %s with the other instances: %s", ", ".join(paths), exc)
+            return 0
+
     async def _close_models(self) -> None:
-        clients = [self.__dict__.pop(name, None) for name in ("main_llm", "cheap_llm")]
-        clients += self._profile_llms.values()
-        self._profile_llms = {}
-        for client in clients:
-            if client is not None:
-                await client.aclose()
+        """Close the parts retired by :meth:`adopt` (and the model clients in use, on the way
+        out: :meth:`aclose` pops them first)."""
+        parts, self._retired = self._retired, []
+        for part in parts:
+            if part is None:
+                continue
+            if hasattr(part, "aclose"):
+                await part.aclose()
+            else:
+                part.close()
 
     async def aclose(self) -> None:
         """Finish the background jobs (for a while), then close network clients and the database
@@ -387,6 +461,9 @@ class Runtime:
         background = self.__dict__.pop("background", None)
         if background is not None:
             await background.aclose(timeout=SHUTDOWN_DRAIN_SECONDS)
+        self._retired += [self.__dict__.pop(name, None) for name in ("main_llm", "cheap_llm")]
+        self._retired += self._profile_llms.values()
+        self._profile_llms = {}
         await self._close_models()
         mcp = self.__dict__.pop("mcp", None)
         if mcp is not None:

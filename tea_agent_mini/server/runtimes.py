@@ -32,7 +32,9 @@ class RuntimePool:
     def __init__(self, runtime: Runtime) -> None:
         self.active = runtime
         self._others: dict[str, Runtime] = {}
+        self._stale: list[Runtime] = []  # built from a profile since changed, to close
         self._lock = threading.Lock()  # get() runs in worker threads
+        runtime.config_loader = self.load  # a profile shared by another instance (catch_up)
 
     @property
     def home(self):
@@ -86,6 +88,7 @@ class RuntimePool:
         on_notice: NoticeCallback | None = None,
         follow_up: bool = True,
     ) -> Session:
+        self.catch_up()
         runtime = self.get(profile)
         runtime.toolkit  # noqa: B018 - building it asks the MCP servers to start
         manager = runtime.mcp
@@ -99,6 +102,18 @@ class RuntimePool:
             on_notice=on_notice,
             follow_up=follow_up,
         )
+
+    def catch_up(self) -> None:
+        """Take what other instances on the same PostgreSQL shared (``Runtime.catch_up``):
+        the active runtime adopts its changed profile, another profile's runtime is rebuilt
+        on next use (the old one is closed with the pool)."""
+        changed = set(self.active.catch_up())
+        if not changed:
+            return
+        with self._lock:
+            for name, runtime in list(self._others.items()):
+                if runtime.profile_file() in changed:
+                    self._stale.append(self._others.pop(name))
 
     def discard_session(self, topic_id: str) -> None:
         """Delete a session that was not to be kept (``store: false``)."""
@@ -119,7 +134,8 @@ class RuntimePool:
 
     async def _close_others(self) -> None:
         with self._lock:
-            others, self._others = list(self._others.values()), {}
+            others, self._others = [*self._others.values(), *self._stale], {}
+            self._stale = []
         for runtime in others:
             await runtime.aclose()
 

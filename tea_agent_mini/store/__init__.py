@@ -18,6 +18,7 @@ from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
 from .prompts import PromptVersion, PromptVersionRepository
+from .shared import SharedFile, SharedFileRepository
 from .skillstats import SkillStats, SkillStatsRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
@@ -44,6 +45,8 @@ __all__ = [
     "MessageRepository",
     "PromptVersion",
     "PromptVersionRepository",
+    "SharedFile",
+    "SharedFileRepository",
     "StateRepository",
     "SkillStats",
     "SkillStatsRepository",
@@ -88,6 +91,7 @@ class Store:
         self.lessons = LessonRepository(db)
         self.prompts = PromptVersionRepository(db)
         self.skill_stats = SkillStatsRepository(db)
+        self.shared = SharedFileRepository(db)
 
     @classmethod
     def open(cls, target: str | os.PathLike[str]) -> Store:

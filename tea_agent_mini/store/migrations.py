@@ -373,6 +373,22 @@ def _skill_stats(db: Database) -> None:
     )
 
 
+def _shared_files(db: Database) -> None:
+    # files several instances on one PostgreSQL share (config profiles, self-made tools), with
+    # a version counter the others check at each turn (store/shared.py); unused on SQLite
+    db.execute(
+        """CREATE TABLE shared_files (
+            path TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            content TEXT,
+            version INTEGER NOT NULL,
+            origin TEXT NOT NULL DEFAULT '',
+            updated_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX shared_files_by_version ON shared_files (version)")
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -386,6 +402,7 @@ MIGRATIONS: list[Migration] = [
     (10, "learning", _learning),
     (11, "prompt_versions", _prompt_versions),
     (12, "skill_stats", _skill_stats),
+    (13, "shared_files", _shared_files),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -8,11 +8,13 @@ At startup the runtime calls ``sync_user_tools(toolkit, home)`` after loading th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tea_agent_mini.errors import StoreError
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.toolkit.registry import Toolkit, ToolSpec
 from tea_agent_mini.toolkit.usercode import UserToolError
@@ -28,6 +30,8 @@ from tea_agent_mini.toolkit.userstore import (
 )
 
 LOAD_ERROR_PREFIX = "user tool "
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -150,7 +154,9 @@ def check_name_free(toolkit: Toolkit | None, name: str) -> None:
 
 
 def activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any) -> str:
-    """Register a just-written tool in the live toolkit; returns a note for the model."""
+    """Register a just-written tool in the live toolkit (and share it with the other instances
+    on the same PostgreSQL); returns a note for the model."""
+    share_tool(ctx, meta.name)
     toolkit = live_toolkit(ctx)
     if toolkit is None:
         forget_module(module.__name__)
@@ -160,6 +166,18 @@ def activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any
     install(toolkit, [self_made_spec(meta, module)], [current] if current else [])
     toolkit.load_errors.pop(LOAD_ERROR_PREFIX + meta.name, None)
     return f"It is registered: call {meta.name} now."
+
+
+def share_tool(ctx: ToolContext, name: str) -> None:
+    """Publish the tool's live files through the store when it is PostgreSQL (the others load
+    them at their next turn, ``Runtime.catch_up``); a failure is logged, the tool stays saved."""
+    shared = ctx.store.shared if ctx.store is not None else None
+    if shared is None or not shared.enabled:
+        return
+    try:
+        shared.publish(ctx.home, [f"tools/{name}.py", f"tools/{name}.json"], "user_tools")
+    except (StoreError, ValueError, OSError) as exc:
+        log.warning("cannot share the tool %s with the other instances: %s", name, exc)
 
 
 def tool_inventory(toolkit: Toolkit) -> list[tuple[ToolSpec, bool]]:

@@ -86,6 +86,7 @@ async def create_profile(request: Request) -> JSONResponse:
     else:
         raise ApiError(415, "send JSON (application/json) or a YAML file (multipart/form-data)")
     saved = await blocking(save_profile, st.runtime.config.home, name, data, overwrite)
+    await blocking(share_profile, st, name)
     return JSONResponse(
         {"name": name, "model_name": saved.main_model.model_name, "created": True},
         status_code=201,
@@ -179,8 +180,16 @@ async def patch_profile(request: Request) -> JSONResponse:
     _, data = await blocking(_stored, home, name)
     merged = merge_patch(_canonical(data), _canonical(patch))
     await blocking(save_profile, home, name, merged, True)
+    await blocking(share_profile, st, name)
     await reload_profile(st, name)
     return JSONResponse(await blocking(_detail, st, name))
+
+
+def share_profile(st: ServerState, name: str) -> None:
+    """The saved file reaches the other instances on the same PostgreSQL at their next turn
+    (``Runtime.catch_up``); nothing happens on SQLite."""
+    runtime = st.runtime
+    runtime.share_files([runtime.profile_file(name)], "config")
 
 
 async def reload_profile(st: ServerState, name: str) -> None:
