@@ -14,7 +14,7 @@ from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.test_cli import cli, cli_env
 
 # what each command needs besides the global options
-ARGUMENTS = {"run": ["hello"], "completion": ["bash"]}
+ARGUMENTS = {"run": ["hello"], "completion": ["bash"], "migrate": ["--to", "postgresql://h/db"]}
 GLOBAL = ["--profile", "work", "--workspace", "/tmp/w", "-v"]
 
 
