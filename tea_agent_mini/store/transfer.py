@@ -154,7 +154,8 @@ def _copy(
         if not dry_run and table.before != table.source:
             table.copied = _copy_rows(src, dst, plan, batch)
         _finish(dst, table, dry_run, on_table, report)
-    if FTS_TABLE in target_tables or dry_run:
+    has_memories = "memories" in src.tables()  # not before migration 2 (a dry run's source)
+    if has_memories and (FTS_TABLE in target_tables or dry_run):
         live = src.query_one("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
         table = TableCopy(
             FTS_TABLE,

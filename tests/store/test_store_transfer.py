@@ -185,6 +185,9 @@ def test_an_older_source_is_migrated_first(tmp_path, empty_postgres_url):
     migrate(db, MIGRATIONS[:1])
     db.execute("INSERT INTO topics (id, title, created_at, updated_at) VALUES ('t1', 'old', 1, 1)")
     db.close()
+    dry = transfer.copy_to_postgres(path, empty_postgres_url, dry_run=True)
+    assert [(t.name, t.source) for t in dry.tables if t.source] == [("topics", 1)]
+    assert any("source to be migrated from schema version 1" in note for note in dry.notes)
     report = transfer.copy_to_postgres(path, empty_postgres_url)
     assert any("source migrated from schema version 1" in note for note in report.notes)
     with Store.open(empty_postgres_url) as store:
