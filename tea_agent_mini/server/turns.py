@@ -190,6 +190,26 @@ class TurnManager:
 
     # -- commands -----------------------------------------------------------------------------
 
+    async def start(self) -> None:
+        """Called once the server runs (the shared manager starts its background work)."""
+
+    async def start_id(self, topic_id: str) -> int:
+        """:meth:`turn_start_id`, from wherever the log is."""
+        return self.turn_start_id(topic_id)
+
+    async def asubmit(
+        self,
+        topic_id: str,
+        content: str | list[dict[str, Any]],
+        profile: str | None = None,
+        interactive: bool = True,
+        *,
+        options: CallOptions = CallOptions(),
+        keep: bool = True,
+    ) -> Submission:
+        """:meth:`submit` for the routes: a shared store queues in the database."""
+        return self.submit(topic_id, content, profile, interactive, options=options, keep=keep)
+
     def submit(
         self,
         topic_id: str,

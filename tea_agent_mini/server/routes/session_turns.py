@@ -79,7 +79,7 @@ async def send_message(request: Request) -> StreamingResponse:
     content = await _content(st, text, attachments)
     if not topic.title and text.strip():
         await blocking(st.store.topics.rename, topic.id, title_from(text))
-    submission = st.turns.submit(topic.id, content, profile)
+    submission = await st.turns.asubmit(topic.id, content, profile)
     batches = st.turns.follow_batches(topic.id, submission.since, turn=submission.item.id)
     return sse_response(ui_frames(batches), headers={"X-Turn-Id": submission.item.id})
 
@@ -126,7 +126,7 @@ def _since(request: Request, default: int) -> int:
 async def session_events(request: Request) -> StreamingResponse:
     st = state(request)
     topic = await require_topic(request)
-    since = _since(request, st.turns.turn_start_id(topic.id))
+    since = _since(request, await st.turns.start_id(topic.id))
     return sse_response(ui_frames(st.turns.follow_batches(topic.id, since)))
 
 

@@ -1,0 +1,386 @@
+"""Turns shared by several server instances on one PostgreSQL store.
+
+The instance that runs a session's turns holds the session's lease (``store/turn_log.py``),
+renews it while it lives, and works through the session's queue, which is in the database: a
+message sent to any instance is queued there and the lease holder (or whoever takes the lease
+next) runs it. What a turn emits goes to the in-memory log as on SQLite and, in small batches,
+to ``turn_events``, under the same ids; every follower reads the stored events, so a client
+re-attaching to any instance with ``Last-Event-ID`` gets the rest of the stream. A dedicated
+connection LISTENs for the writers' notifications and wakes the waiting streams; a slow poll
+is the safety net.
+
+An instance that dies leaves its lease to expire (``server.turn_lease``); the next instance to
+look (each sweeps every third of the lease) takes it, logs the dead turn as ``interrupted`` and
+runs the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import select
+import socket
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import StoreError
+from ..types import CallOptions, Error
+from .event_codec import decode_event, encode_event
+from .turns import (
+    Discard,
+    Entry,
+    OpenSession,
+    Queued,
+    QueueItem,
+    ShuttingDown,
+    Submission,
+    TurnManager,
+    TurnStarted,
+    _Channel,
+    is_final,
+)
+
+if TYPE_CHECKING:
+    from ..store import Store, TurnLogRepository
+
+log = logging.getLogger(__name__)
+
+FLUSH_DELAY = 0.05  # seconds a logged event may wait to be stored with the ones after it
+POLL = 2.0  # a waiting stream reads again after this long even without a notification
+READ_LIMIT = 1000
+INTERRUPTED = "the server running this turn stopped before it ended"
+
+
+class SharedTurnManager(TurnManager):
+    """:class:`TurnManager` whose queue, lease and event log are in the database."""
+
+    def __init__(
+        self,
+        open_session: OpenSession,
+        store: Callable[[], Store],
+        *,
+        discard: Discard | None = None,
+        lease: float = 20.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(open_session, discard=discard, **kwargs)
+        self._store = store  # opened by the time start() is called
+        self.lease = lease
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._pending: list[tuple[str, int, str, str]] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._flush_lock = asyncio.Lock()
+        self._waiters: dict[str, asyncio.Event] = {}
+        self._starting: set[str] = set()
+        self._again: set[str] = set()
+        self._notes: dict[str, Entry] = {}  # a queued turn's "queued" event, for its stream
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._keeper: asyncio.Task[None] | None = None
+        self._listener: _Listener | None = None
+        self.events_logged = 0
+        self.rows_written = 0
+        self.writes = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def _repo(self) -> TurnLogRepository:
+        return self._store().turn_log
+
+    async def start(self) -> None:
+        from ..store.postgres import PostgresDatabase
+
+        db = (await asyncio.to_thread(self._store)).db
+        assert isinstance(db, PostgresDatabase), "a shared turn manager needs PostgreSQL"
+        loop = asyncio.get_running_loop()
+        self._listener = _Listener(db, loop, self._wake)
+        self._listener.start()
+        self._keeper = loop.create_task(self._keep(), name="turn-leases")
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        if self._closing:
+            return
+        await super().shutdown(timeout)
+        await self._flush()
+        if self._keeper is not None:
+            self._keeper.cancel()
+        if self._listener is not None:
+            self._listener.stop()
+        for topic in list(self._channels):
+            try:
+                # the queue stays in the database for the other instances
+                await asyncio.to_thread(self._repo.release, topic, self.owner)
+            except StoreError as exc:
+                log.warning("could not release the lease of session %s: %s", topic, exc)
+        for waiter in list(self._waiters.values()):
+            waiter.set()
+
+    # -- commands -----------------------------------------------------------------------------
+
+    async def asubmit(
+        self,
+        topic_id: str,
+        content: str | list[dict[str, Any]],
+        profile: str | None = None,
+        interactive: bool = True,
+        *,
+        options: CallOptions = CallOptions(),
+        keep: bool = True,
+    ) -> Submission:
+        if self._closing:
+            raise ShuttingDown("the server is shutting down")
+        if not keep and self._discard is None:
+            raise ValueError("this turn manager cannot discard sessions")
+        item = QueueItem(
+            uuid.uuid4().hex[:16], content, profile, interactive, options=options, keep=keep
+        )
+        since = await asyncio.to_thread(self._repo.last_id, topic_id)
+        local = self._channels.get(topic_id)
+        if local is not None:
+            since = max(since, local.last_id)
+        position = await asyncio.to_thread(self._repo.enqueue, topic_id, item.id, _item_json(item))
+        if position:
+            self._notes[item.id] = Entry(since, item.id, Queued(item.id, position, item.text[:200]))
+        self._schedule_next(topic_id)
+        return Submission(item, position, since)
+
+    def submit(self, *args: Any, **kwargs: Any) -> Submission:
+        raise RuntimeError("on a shared store, turns are submitted with asubmit")
+
+    async def start_id(self, topic_id: str) -> int:
+        return await asyncio.to_thread(self._repo.turn_start_id, topic_id)
+
+    # -- following ----------------------------------------------------------------------------
+
+    async def follow_batches(
+        self, topic_id: str, since: int = 0, *, turn: str | None = None
+    ) -> AsyncIterator[list[Entry] | None]:
+        """As :meth:`TurnManager.follow_batches`, from the stored events."""
+        note = self._notes.pop(turn, None) if turn is not None else None
+        if note is not None:
+            yield [note]
+        position, quiet = since, 0.0
+        while True:
+            waiter = self._waiters.setdefault(topic_id, asyncio.Event())
+            busy, rows = await asyncio.to_thread(self._read, topic_id, position, turn is None)
+            batch, finished = [], False
+            for row in rows:
+                position = row.id
+                if turn is None or row.turn == turn:
+                    entry = Entry(row.id, row.turn, decode_event(row.event))
+                    batch.append(entry)
+                    if turn is not None and is_final(entry):
+                        finished = True
+                        break
+            if batch:
+                quiet = 0.0
+                yield batch
+            if finished or (turn is None and not busy and not rows) or self._closing:
+                return
+            if rows:
+                continue
+            try:
+                await asyncio.wait_for(waiter.wait(), min(POLL, self.heartbeat))
+            except asyncio.TimeoutError:
+                quiet += min(POLL, self.heartbeat)
+                if quiet >= self.heartbeat:
+                    quiet = 0.0
+                    yield None
+
+    def _read(self, topic_id: str, since: int, need_busy: bool) -> tuple[bool, list[Any]]:
+        # busy first: events stored before the session went idle are all read after it
+        busy = self._repo.busy(topic_id) if need_busy else True
+        return busy, self._repo.after(topic_id, since, READ_LIMIT)
+
+    def _wake(self, topic_id: str) -> None:
+        waiter = self._waiters.pop(topic_id, None)
+        if waiter is not None:
+            waiter.set()
+
+    # -- the log ------------------------------------------------------------------------------
+
+    def _log(self, channel: _Channel, turn: str, event: Any) -> None:
+        super()._log(channel, turn, event)
+        self.events_logged += 1
+        self._pending.append((channel.topic_id, self._last_id, turn, encode_event(event)))
+        if self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            self._flush_handle = loop.call_later(FLUSH_DELAY, self._spawn_flush)
+
+    def _spawn_flush(self) -> None:
+        self._flush_handle = None
+        self._spawn(self._flush())
+
+    async def _flush(self) -> None:
+        async with self._flush_lock:
+            rows, self._pending = self._pending, []
+            if not rows:
+                return
+            try:
+                await asyncio.to_thread(self._repo.append, rows)
+            except StoreError as exc:
+                log.warning("could not store %d turn events: %s", len(rows), exc)
+                self._pending[:0] = rows  # tried again with the next ones
+                return
+            self.rows_written += len(rows)
+            self.writes += 1
+            for topic in {row[0] for row in rows}:
+                self._wake(topic)
+
+    # -- running the queue --------------------------------------------------------------------
+
+    def _advance(self, channel: _Channel) -> None:
+        self._schedule_next(channel.topic_id)
+
+    def _schedule_next(self, topic_id: str) -> None:
+        if self._closing:
+            return
+        if topic_id in self._starting:
+            self._again.add(topic_id)
+            return
+        channel = self._channels.get(topic_id)
+        if channel is not None and channel.current is not None:
+            return  # the running turn's end takes the next one
+        self._starting.add(topic_id)
+        self._spawn(self._next(topic_id))
+
+    async def _next(self, topic_id: str) -> None:
+        """Take the session's next queued message and run it, if the lease is ours to take."""
+        try:
+            await self._flush()  # the last turn's events are stored before the lease moves on
+            while not self._closing:
+                self._again.discard(topic_id)
+                await asyncio.to_thread(self._repo.trim, topic_id, self._keep_turns)
+                claim = await asyncio.to_thread(self._repo.claim, topic_id, self.owner, self.lease)
+                if not claim.taken:
+                    return
+                self._last_id = max(self._last_id, claim.last_id)
+                if claim.dead_turn:
+                    log.warning("session %s: took over an expired lease", topic_id)
+                    self._log(self._channel(topic_id), claim.dead_turn, _interrupted())
+                    await self._flush()
+                raw = await asyncio.to_thread(
+                    self._repo.next_item, topic_id, self.owner, self.lease
+                )
+                if raw is not None:
+                    self._start(topic_id, _item_from(raw))
+                    return
+                if topic_id not in self._again:
+                    self._wake(topic_id)  # idle now: the followers of the session end
+                    await asyncio.to_thread(self._repo.notify, {topic_id})
+                    return
+        except StoreError as exc:
+            log.warning("session %s: could not take its next turn: %s", topic_id, exc)
+        finally:
+            self._starting.discard(topic_id)
+
+    def _start(self, topic_id: str, item: QueueItem) -> None:
+        channel = self._channel(topic_id)
+        channel.current = item
+        self._log(channel, item.id, TurnStarted(item.id, item.text[:200], item.attachments))
+        channel.task = asyncio.get_running_loop().create_task(
+            self._run(channel, item), name=f"turn-{topic_id[:8]}-{item.id}"
+        )
+
+    async def _keep(self) -> None:
+        """Renew our leases and take the sessions whose holders are gone."""
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await asyncio.to_thread(self._repo.renew, self.owner, self.lease)
+                for topic in await asyncio.to_thread(self._repo.orphans):
+                    self._schedule_next(topic)
+            except StoreError as exc:
+                log.warning("could not renew the turn leases: %s", exc)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _interrupted() -> Error:
+    return Error(INTERRUPTED, kind="interrupted")
+
+
+def _item_json(item: QueueItem) -> str:
+    return json.dumps(
+        {
+            "id": item.id,
+            "content": item.content,
+            "profile": item.profile,
+            "interactive": item.interactive,
+            "options": dataclasses.asdict(item.options),
+            "keep": item.keep,
+            "created": item.created,
+        }
+    )
+
+
+def _item_from(raw: str) -> QueueItem:
+    data = json.loads(raw)
+    options = dict(data.get("options") or {})
+    options["stop"] = tuple(options.get("stop") or ())
+    return QueueItem(
+        data["id"],
+        data["content"],
+        data.get("profile"),
+        bool(data.get("interactive", True)),
+        options=CallOptions(**options),
+        keep=bool(data.get("keep", True)),
+        created=float(data.get("created", 0.0)),
+    )
+
+
+class _Listener:
+    """A thread on a connection of its own that LISTENs and hands each notified session id
+    to ``wake`` on the event loop; it reconnects after a failure."""
+
+    def __init__(self, db: Any, loop: asyncio.AbstractEventLoop, wake: Any) -> None:
+        self._db = db
+        self._loop = loop
+        self._wake = wake
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="turn-listener", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        from ..store.turn_log import CHANNEL
+
+        while not self._stop.is_set():
+            conn = None
+            try:
+                conn = self._db.open_connection()
+                conn.run(f"LISTEN {CHANNEL}")
+                sock = getattr(conn, "_usock", None)
+                while not self._stop.is_set():
+                    if sock is not None:
+                        ready, _, _ = select.select([sock], [], [], 1.0)
+                    else:
+                        ready = []
+                        self._stop.wait(0.5)
+                    if ready or sock is None:
+                        conn.run("SELECT 1")  # reads the notifications that came
+                    while conn.notifications:
+                        _pid, _channel, payload = conn.notifications.popleft()
+                        self._loop.call_soon_threadsafe(self._wake, payload)
+            except Exception as exc:  # the streams poll meanwhile; try again shortly
+                if not self._stop.is_set():
+                    log.warning("the turn listener lost its connection: %s", exc)
+                    self._stop.wait(1.0)
+            finally:
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:
+                        pass
