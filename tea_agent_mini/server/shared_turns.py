@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FLUSH_DELAY = 0.05  # seconds a logged event may wait to be stored with the ones after it
+FLUSH_DELAY = 0.1  # seconds a logged event waits to be stored with the ones after it (any session)
 POLL = 2.0  # a waiting stream reads again after this long even without a notification
 READ_LIMIT = 1000
 INTERRUPTED = "the server running this turn stopped before it ended"
