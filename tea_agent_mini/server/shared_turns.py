@@ -152,6 +152,25 @@ class SharedTurnManager(TurnManager):
     def submit(self, *args: Any, **kwargs: Any) -> Submission:
         raise RuntimeError("on a shared store, turns are submitted with asubmit")
 
+    async def queue_state(self, topic_id: str) -> tuple[QueueItem | None, list[QueueItem]]:
+        rows = await asyncio.to_thread(self._repo.queued, topic_id)
+        local = self._channels.get(topic_id)
+        running = local.current if local is not None else None
+        if running is None:
+            turn = await asyncio.to_thread(self._repo.running, topic_id)
+            running = QueueItem(turn, "") if turn else None  # on another instance
+        return running, [_item_from(str(row[1])) for row in rows]
+
+    async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
+        done = await asyncio.to_thread(self._repo.cancel, topic_id, item_id)
+        if done:
+            await asyncio.to_thread(self._repo.notify, {topic_id})  # its stream ends
+        return done
+
+    async def aclear_queue(self, topic_id: str) -> int:
+        _, items = await self.queue_state(topic_id)
+        return sum([await self.acancel_queued(topic_id, item.id) for item in items])
+
     async def start_id(self, topic_id: str) -> int:
         return await asyncio.to_thread(self._repo.turn_start_id, topic_id)
 
@@ -167,7 +186,7 @@ class SharedTurnManager(TurnManager):
         position, quiet = since, 0.0
         while True:
             waiter = self._waiters.setdefault(topic_id, asyncio.Event())
-            busy, rows = await asyncio.to_thread(self._read, topic_id, position, turn is None)
+            busy, rows = await asyncio.to_thread(self._read, topic_id, position, turn)
             batch, finished = [], False
             for row in rows:
                 position = row.id
@@ -182,6 +201,9 @@ class SharedTurnManager(TurnManager):
                 yield batch
             if finished or (turn is None and not busy and not rows) or self._closing:
                 return
+            if turn is not None and not busy and not rows:
+                yield [Entry(position, turn, Error("removed from the queue", kind="cancelled"))]
+                return
             if rows:
                 continue
             try:
@@ -192,9 +214,13 @@ class SharedTurnManager(TurnManager):
                     quiet = 0.0
                     yield None
 
-    def _read(self, topic_id: str, since: int, need_busy: bool) -> tuple[bool, list[Any]]:
-        # busy first: events stored before the session went idle are all read after it
-        busy = self._repo.busy(topic_id) if need_busy else True
+    def _read(self, topic_id: str, since: int, turn: str | None) -> tuple[bool, list[Any]]:
+        """Whether the session (or ``turn``) still has events to come, then the events.
+        In that order: what was stored before it ended is all read after."""
+        if turn is None:
+            busy = self._repo.busy(topic_id)
+        else:
+            busy = self._repo.pending(topic_id, turn)
         return busy, self._repo.after(topic_id, since, READ_LIMIT)
 
     def _wake(self, topic_id: str) -> None:

@@ -197,6 +197,16 @@ class TurnManager:
         """:meth:`turn_start_id`, from wherever the log is."""
         return self.turn_start_id(topic_id)
 
+    async def queue_state(self, topic_id: str) -> tuple[QueueItem | None, list[QueueItem]]:
+        """The running turn's item and the waiting ones, wherever they are kept."""
+        return self.running(topic_id), self.queued(topic_id)
+
+    async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
+        return self.cancel_queued(topic_id, item_id)
+
+    async def aclear_queue(self, topic_id: str) -> int:
+        return self.clear_queue(topic_id)
+
     async def asubmit(
         self,
         topic_id: str,

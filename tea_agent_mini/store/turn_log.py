@@ -225,6 +225,15 @@ class TurnLogRepository:
         )
         return str(row[0]) if row and row[0] else None
 
+    def pending(self, topic_id: str, turn: str) -> bool:
+        """Whether the turn waits in the queue or is the lease's (even an expired one's)."""
+        row = self._db.query_one(
+            "SELECT (SELECT COUNT(*) FROM turn_queue WHERE topic_id = ? AND id = ?) + "
+            "(SELECT COUNT(*) FROM session_leases WHERE topic_id = ? AND turn = ?)",
+            (topic_id, turn, topic_id, turn),
+        )
+        return bool(row and row[0])
+
     def cancel(self, topic_id: str, item_id: str) -> bool:
         done = self._db.execute(
             "DELETE FROM turn_queue WHERE topic_id = ? AND id = ?", (topic_id, item_id)

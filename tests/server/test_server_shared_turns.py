@@ -17,7 +17,7 @@ import yaml
 
 from tests.fakes.scripted_server import Reply
 from tests.pg import free_port
-from tests.server.server_helpers import read_events
+from tests.server.server_helpers import parse_sse, read_events
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = " ".join(f"w{i:03d}" for i in range(60))  # 299 characters: 75 chunks of 4
@@ -145,3 +145,34 @@ def test_a_killed_instance_leaves_the_next_turn_to_another(
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+
+
+def test_the_queue_is_shared_and_a_message_cancelled_anywhere_ends_its_stream(
+    shared_config, live_factory, scripted_server
+):
+    a, b = live_factory(), live_factory()
+    scripted_server.push(Reply(text=TEXT, delay=0.02, chunk_chars=4), Reply(text="unused"))
+    with a.client() as on_a, b.client() as on_b:
+        sid = new_session(on_a)
+        read_events(
+            on_a,
+            "POST",
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "first"},
+            until=lambda e: e.event == "token",
+        )
+        with on_b.stream("POST", f"/v1/sessions/{sid}/messages", json={"content": "2nd"}) as r:
+            lines = r.iter_lines()
+            queue = on_b.get(f"/v1/sessions/{sid}/queue").json()
+            assert queue["running"] is not None
+            assert [item["text"] for item in queue["data"]] == ["2nd"]
+            item = queue["data"][0]["id"]
+            assert on_a.delete(f"/v1/sessions/{sid}/queue/{item}").json()["cancelled"] == 1
+            events = list(parse_sse(lines))
+        assert [e.event for e in events] == ["queued", "error"]
+        assert events[-1].data["kind"] == "cancelled"
+        _, rest = read_events(on_b, "GET", f"/v1/sessions/{sid}/events")
+        assert rest[-1].event == "done" and on_b.get(f"/v1/sessions/{sid}/queue").json() == {
+            "running": None,
+            "data": [],
+        }
