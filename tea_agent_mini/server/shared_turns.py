@@ -24,6 +24,7 @@ import os
 import select
 import socket
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -85,6 +86,9 @@ class SharedTurnManager(TurnManager):
         self.events_logged = 0
         self.rows_written = 0
         self.writes = 0
+        self.notifications = 0  # received from the database (any instance's writes)
+        self._started: dict[str, float] = {}  # turn -> when this instance started it
+        self._lost: set[str] = set()  # turns whose lease another instance took
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -98,7 +102,7 @@ class SharedTurnManager(TurnManager):
         db = (await asyncio.to_thread(self._store)).db
         assert isinstance(db, PostgresDatabase), "a shared turn manager needs PostgreSQL"
         loop = asyncio.get_running_loop()
-        self._listener = _Listener(db, loop, self._wake)
+        self._listener = _Listener(db, loop, self._notified)
         self._listener.start()
         self._keeper = loop.create_task(self._keep(), name="turn-leases")
 
@@ -223,6 +227,10 @@ class SharedTurnManager(TurnManager):
             busy = self._repo.pending(topic_id, turn)
         return busy, self._repo.after(topic_id, since, READ_LIMIT)
 
+    def _notified(self, topic_id: str) -> None:
+        self.notifications += 1
+        self._wake(topic_id)
+
     def _wake(self, topic_id: str) -> None:
         waiter = self._waiters.pop(topic_id, None)
         if waiter is not None:
@@ -232,6 +240,8 @@ class SharedTurnManager(TurnManager):
 
     def _log(self, channel: _Channel, turn: str, event: Any) -> None:
         super()._log(channel, turn, event)
+        if turn in self._lost:
+            return
         self.events_logged += 1
         self._pending.append((channel.topic_id, self._last_id, turn, encode_event(event)))
         if self._flush_handle is None:
@@ -259,6 +269,11 @@ class SharedTurnManager(TurnManager):
                 self._wake(topic)
 
     # -- running the queue --------------------------------------------------------------------
+
+    def _retire(self, channel: _Channel, turn: str) -> None:
+        super()._retire(channel, turn)
+        self._started.pop(turn, None)
+        self._lost.discard(turn)
 
     def _advance(self, channel: _Channel) -> None:
         self._schedule_next(channel.topic_id)
@@ -307,6 +322,7 @@ class SharedTurnManager(TurnManager):
 
     def _start(self, topic_id: str, item: QueueItem) -> None:
         channel = self._channel(topic_id)
+        self._started[item.id] = time.monotonic()
         channel.current = item
         self._log(channel, item.id, TurnStarted(item.id, item.text[:200], item.attachments))
         channel.task = asyncio.get_running_loop().create_task(
@@ -318,11 +334,27 @@ class SharedTurnManager(TurnManager):
         while True:
             await asyncio.sleep(self.lease / 3)
             try:
-                await asyncio.to_thread(self._repo.renew, self.owner, self.lease)
+                began = time.monotonic()
+                mine = set(await asyncio.to_thread(self._repo.renew, self.owner, self.lease))
+                self._drop_lost(mine, began)
                 for topic in await asyncio.to_thread(self._repo.orphans):
                     self._schedule_next(topic)
             except StoreError as exc:
                 log.warning("could not renew the turn leases: %s", exc)
+
+    def _drop_lost(self, mine: set[str], began: float) -> None:
+        """Stop the turns whose lease another instance took (this one stalled past it): they
+        are the other's now, so nothing more of them is stored."""
+        for topic, channel in self._channels.items():
+            item, task = channel.current, channel.task
+            if item is None or task is None or topic in mine:
+                continue
+            if self._started.get(item.id, began) < began:
+                log.warning(
+                    "session %s: its lease was taken over; stopping turn %s", topic, item.id
+                )
+                self._lost.add(item.id)
+                task.cancel()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

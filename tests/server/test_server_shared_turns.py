@@ -72,6 +72,8 @@ def test_a_turn_started_on_one_instance_streams_to_its_end_on_another(
         assert whole_b[0].event == "start" and whole_b[-1].event == "done"
         assert [e.id for e in whole_a] == [e.id for e in whole_b]
 
+    # B's stream was woken by A's notifications, not by its 2 s poll
+    assert b.app.state.tea.turns.notifications >= 3
     manager = a.app.state.tea.turns
     print(f"events {manager.events_logged}, rows {manager.rows_written}, writes {manager.writes}")
     # the turn's ~80 events went to the database in a handful of batched writes
@@ -176,3 +178,49 @@ def test_the_queue_is_shared_and_a_message_cancelled_anywhere_ends_its_stream(
             "running": None,
             "data": [],
         }
+
+
+def test_openai_routes_follow_the_shared_log(shared_config, live_factory, scripted_server):
+    b = live_factory()
+    scripted_server.push(Reply(text="plain answer"), Reply(text="streamed answer"))
+    body = {"model": "tea", "messages": [{"role": "user", "content": "hi"}]}
+    with b.client() as on_b:
+        answer = on_b.post("/v1/chat/completions", json=body).json()
+        assert answer["choices"][0]["message"]["content"] == "plain answer"
+        _, chunks = read_events(on_b, "POST", "/v1/chat/completions", json={**body, "stream": True})
+    text = "".join(
+        c.data["choices"][0]["delta"].get("content") or ""
+        for c in chunks
+        if isinstance(c.data, dict) and c.data.get("choices")
+    )
+    assert text == "streamed answer" and chunks[-1].data == "[DONE]"
+
+
+def test_an_instance_whose_lease_was_taken_stops_its_turn(
+    shared_config, live_factory, scripted_server
+):
+    a = live_factory()
+    scripted_server.push(Reply(text=TEXT * 4, delay=0.05, chunk_chars=4))
+    turns = a.app.state.tea.turns
+    with a.client() as on_a:
+        sid = new_session(on_a)
+        read_events(
+            on_a,
+            "POST",
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "go"},
+            until=lambda e: e.event == "token",
+        )
+        store = a.runtime.store
+        # as if A had stalled past its lease and B had taken the session
+        store.db.execute(
+            "UPDATE session_leases SET owner = ?, expires_at = ? WHERE topic_id = ?",
+            ("elsewhere", time.time() + 60, sid),
+        )
+        deadline = time.monotonic() + LEASE * 2 + 3
+        while turns.running(sid) is not None:
+            assert time.monotonic() < deadline, "the turn went on without its lease"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        stored = [e.event for e in store.turn_log.after(sid, 0)]
+        assert stored and not any('"~":"Error"' in event for event in stored)
