@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 FLUSH_DELAY = 0.1  # seconds a logged event waits to be stored with the ones after it (any session)
 POLL = 2.0  # a waiting stream reads again after this long even without a notification
 READ_LIMIT = 1000
+DISCARD_WAIT = 30.0  # seconds an unkept session waits for its streams before it is deleted
 INTERRUPTED = "the server running this turn stopped before it ended"
 
 
@@ -87,6 +88,7 @@ class SharedTurnManager(TurnManager):
         self.rows_written = 0
         self.writes = 0
         self.notifications = 0  # received from the database (any instance's writes)
+        self._following: dict[str, int] = {}  # session -> streams reading it here
         self._started: dict[str, float] = {}  # turn -> when this instance started it
         self._lost: set[str] = set()  # turns whose lease another instance took
 
@@ -187,6 +189,18 @@ class SharedTurnManager(TurnManager):
         note = self._notes.pop(turn, None) if turn is not None else None
         if note is not None:
             yield [note]
+        self._following[topic_id] = self._following.get(topic_id, 0) + 1
+        try:
+            async for batch in self._follow_stored(topic_id, since, turn):
+                yield batch
+        finally:
+            left = self._following.pop(topic_id, 1) - 1
+            if left:
+                self._following[topic_id] = left
+
+    async def _follow_stored(
+        self, topic_id: str, since: int, turn: str | None
+    ) -> AsyncIterator[list[Entry] | None]:
         position, quiet = since, 0.0
         while True:
             waiter = self._waiters.setdefault(topic_id, asyncio.Event())
@@ -259,14 +273,34 @@ class SharedTurnManager(TurnManager):
                 return
             try:
                 await asyncio.to_thread(self._repo.append, rows)
+                self.writes += 1
             except StoreError as exc:
-                log.warning("could not store %d turn events: %s", len(rows), exc)
-                self._pending[:0] = rows  # tried again with the next ones
-                return
+                # one session at a time: a deleted session's events are dropped, not the rest
+                log.warning("could not store %d turn events at once: %s", len(rows), exc)
+                rows = await self._append_each(rows)
             self.rows_written += len(rows)
-            self.writes += 1
             for topic in {row[0] for row in rows}:
                 self._wake(topic)
+
+    async def _append_each(self, rows: list[tuple[str, int, str, str]]) -> list[Any]:
+        stored = []
+        for topic in dict.fromkeys(row[0] for row in rows):
+            mine = [row for row in rows if row[0] == topic]
+            try:
+                await asyncio.to_thread(self._repo.append, mine)
+                self.writes += 1
+                stored += mine
+            except StoreError as exc:
+                log.warning("dropped %d events of session %s: %s", len(mine), topic, exc)
+        return stored
+
+    async def _discard_session(self, topic_id: str) -> None:
+        """The followers of an unkept session read its last events before it goes."""
+        await self._flush()
+        deadline = time.monotonic() + DISCARD_WAIT
+        while self._following.get(topic_id) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await super()._discard_session(topic_id)
 
     # -- running the queue --------------------------------------------------------------------
 

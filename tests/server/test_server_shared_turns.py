@@ -182,12 +182,21 @@ def test_the_queue_is_shared_and_a_message_cancelled_anywhere_ends_its_stream(
 
 def test_openai_routes_follow_the_shared_log(shared_config, live_factory, scripted_server):
     b = live_factory()
-    scripted_server.push(Reply(text="plain answer"), Reply(text="streamed answer"))
+    scripted_server.push(
+        Reply(text="plain answer"), Reply(text="streamed answer"), Reply(text="unkept answer")
+    )
     body = {"model": "tea", "messages": [{"role": "user", "content": "hi"}]}
     with b.client() as on_b:
         answer = on_b.post("/v1/chat/completions", json=body).json()
         assert answer["choices"][0]["message"]["content"] == "plain answer"
         _, chunks = read_events(on_b, "POST", "/v1/chat/completions", json={**body, "stream": True})
+        unkept = on_b.post("/v1/chat/completions", json={**body, "store": False})
+        assert unkept.json()["choices"][0]["message"]["content"] == "unkept answer"
+        gone = unkept.headers["X-Session-Id"]
+        deadline = time.monotonic() + 10
+        while on_b.get(f"/v1/sessions/{gone}").status_code != 404:
+            assert time.monotonic() < deadline, "the unkept session stayed"
+            time.sleep(0.05)
     text = "".join(
         c.data["choices"][0]["delta"].get("content") or ""
         for c in chunks
