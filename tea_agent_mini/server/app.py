@@ -174,7 +174,7 @@ def turn_manager(runtime: Runtime, pool: RuntimePool) -> TurnManager:
         pool.open_session,
         lambda: runtime.store,
         discard=pool.discard_session,
-        lease=runtime.config.server.turn_lease,
+        lease=max(1.0, float(runtime.config.server.turn_lease)),  # at least a second
     )
 
 
