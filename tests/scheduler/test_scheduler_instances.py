@@ -140,14 +140,17 @@ def test_a_runner_killed_mid_run_is_retried_once_by_another_instance(
         )
         store.tasks.update(task.id, next_run_at=time.time() - 1)
         env = {**os.environ, "PYTHONPATH": str(ROOT), "TEA_AGENT_HOME": str(tea_home)}
-        first = subprocess.Popen(
-            [sys.executable, "-m", "tea_agent_mini", "scheduler"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        log = tea_home / "first.log"
+        with log.open("wb") as output:
+            first = subprocess.Popen(
+                [sys.executable, "-m", "tea_agent_mini", "scheduler"],
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
         try:
-            wait_for(lambda: store.tasks.runs(task.id), what="the first instance's run")
+            started = f"the first instance's run (its output: {log})"
+            wait_for(lambda: store.tasks.runs(task.id), what=started)
             wait_for(lambda: (workspace / "ran.log").exists(), what="the command to start")
         finally:
             first.send_signal(signal.SIGKILL)
