@@ -73,6 +73,26 @@ class LearnedSkill:
     problem: str = ""
     use: SkillUse | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of the CLI and REST (the uses are null where the store records none)."""
+        use = self.use
+        return {
+            "name": self.name,
+            "description": self.description,
+            "version": self.version,
+            "score": self.score,
+            "learned_from": self.learned_from,
+            "learned_at": self.learned_at,
+            "tools": list(self.tools),
+            "modified": self.modified,
+            "problem": self.problem,
+            "uses": use.uses if use else None,
+            "successes": use.successes if use else None,
+            "failures": use.failures if use else None,
+            "last_used": use.last_used if use else None,
+            "retired": bool(use and use.retired),
+        }
+
 
 @dataclass(frozen=True)
 class OldVersion:

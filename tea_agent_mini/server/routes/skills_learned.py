@@ -62,24 +62,7 @@ DELETED_SCHEMA = obj({"object": {"const": "learned_skill"}, "name": STR, "delete
 
 
 def skill_json(skill: LearnedSkill) -> dict[str, Any]:
-    use = skill.use
-    return {
-        "object": "learned_skill",
-        "name": skill.name,
-        "description": skill.description,
-        "version": skill.version,
-        "score": skill.score,
-        "learned_from": skill.learned_from,
-        "learned_at": skill.learned_at,
-        "tools": list(skill.tools),
-        "modified": skill.modified,
-        "problem": skill.problem,
-        "uses": use.uses if use else None,
-        "successes": use.successes if use else None,
-        "failures": use.failures if use else None,
-        "last_used": use.last_used if use else None,
-        "retired": bool(use and use.retired),
-    }
+    return {"object": "learned_skill", **skill.to_dict()}
 
 
 def version_json(version: OldVersion) -> dict[str, Any]:
