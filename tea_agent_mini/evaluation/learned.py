@@ -17,6 +17,7 @@ CLI (``skills learned``) and REST (``/v1/skills/learned``):
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import re
 import shutil
@@ -24,11 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import TeaAgentError
+from ..errors import StoreError, TeaAgentError
 from ..skills.loader import MAX_NAME, NAME_RE, SKILL_FILE, SkillFormatError, split_front_matter
 from .crystallise import learned_dir
 
 __all__ = ["LearnedSkill", "LearnedSkillError", "LearnedSkills", "OldVersion", "SkillUse"]
+
+log = logging.getLogger(__name__)
 
 Reason = Literal["invalid", "missing", "conflict"]
 VERSIONS = "versions"
@@ -239,13 +242,20 @@ class LearnedSkills:
 
     def _all_uses(self) -> dict[str, SkillUse]:
         records = getattr(self.stats, "all", None)
-        if not callable(records):
+        try:
+            found = records() if callable(records) else []
+        except StoreError as exc:  # statistics are a nicety: the skills list without them
+            log.warning("cannot read the skill statistics: %s", exc)
             return {}
-        return {str(getattr(r, "name", "")): _use_of(r) for r in records()}
+        return {str(getattr(r, "name", "")): _use_of(r) for r in found}
 
     def _use(self, name: str) -> SkillUse | None:
         get = getattr(self.stats, "get", None)
-        record = get(name) if callable(get) else None
+        try:
+            record = get(name) if callable(get) else None
+        except StoreError as exc:
+            log.warning("cannot read the skill statistics: %s", exc)
+            return None
         return _use_of(record) if record is not None else None
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tea_agent_mini.errors import StoreError
 from tea_agent_mini.evaluation.crystallise import learned_dir
 from tea_agent_mini.evaluation.learned import LearnedSkillError, LearnedSkills
 from tea_agent_mini.skills.authoring import render_skill_md
@@ -170,6 +171,14 @@ class Stats:
         return self.Record() if name == "count-csv-rows" else None
 
 
+class BrokenStats:
+    def all(self):
+        raise StoreError("no such table: skill_stats")
+
+    def get(self, name):
+        raise StoreError("no such table: skill_stats")
+
+
 def test_uses_and_outcomes_come_from_the_stores_skill_stats(http, live, tea_home, monkeypatch):
     write_learned_skill(tea_home)
     (listed,) = ok(http.get("/v1/skills/learned"))["data"]
@@ -179,3 +188,17 @@ def test_uses_and_outcomes_come_from_the_stores_skill_stats(http, live, tea_home
     assert (listed["uses"], listed["successes"], listed["failures"]) == (4, 3, 1)
     assert listed["retired"] is True and listed["last_used"] == 5.0
     assert ok(http.get("/v1/skills/learned/count-csv-rows"))["uses"] == 4
+    monkeypatch.setattr(live.runtime.store, "skill_stats", BrokenStats(), raising=False)
+    assert ok(http.get("/v1/skills/learned"))["data"][0]["uses"] is None
+    assert ok(http.get("/v1/skills/learned/count-csv-rows"))["uses"] is None
+
+
+def test_the_list_is_paged(http, tea_home):
+    for name in ("alpha-skill", "beta-skill", "gamma-skill"):
+        write_learned_skill(tea_home, name)
+    first = ok(http.get("/v1/skills/learned?limit=2"))
+    assert [s["name"] for s in first["data"]] == ["alpha-skill", "beta-skill"]
+    assert first["has_more"] is True
+    rest = ok(http.get("/v1/skills/learned?limit=2&offset=2"))
+    assert [s["name"] for s in rest["data"]] == ["gamma-skill"] and rest["has_more"] is False
+    assert error(http.get("/v1/skills/learned?limit=0"), 400)

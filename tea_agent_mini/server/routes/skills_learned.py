@@ -14,8 +14,8 @@ from starlette.routing import Route
 
 from ...evaluation.learned import MAX_TEXT, LearnedSkillError, LearnedSkills
 from ..api_errors import ApiError
-from ..bodies import read_json
-from ..paging import page_json
+from ..bodies import query_int, read_json
+from ..paging import MAX_OFFSET, limit_of, page_json
 from ..schemas import BOOL, INT, NUM, STR, nullable, obj, page_schema
 from ..spec import endpoint
 from ..state import blocking, state
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ...evaluation.learned import LearnedSkill, OldVersion
 
 STATUS = {"invalid": 400, "missing": 404, "conflict": 409}
+MAX_LIMIT = 500
 
 SKILL_SCHEMA = obj(
     {
@@ -96,15 +97,21 @@ def _detail(skills: LearnedSkills, name: str) -> dict[str, Any]:
 @endpoint(
     "List the learned skills",
     tag="skills",
+    query={"limit": f"int - at most {MAX_LIMIT} (default 100)", "offset": "int"},
     response=page_schema(SKILL_SCHEMA),
+    errors=(400,),
     description=(
         "The skills crystallised from tasks that went well, by name, with their provenance and, "
         "where the store keeps them, how often each was used and how those turns ended."
     ),
 )
 async def list_learned(request: Request) -> JSONResponse:
+    limit = limit_of(request, 100, MAX_LIMIT)
+    offset = query_int(request, "offset", 0, maximum=MAX_OFFSET)
     found = await _run(_skills(request).all)
-    return JSONResponse(page_json([skill_json(skill) for skill in found], False))
+    page = found[offset : offset + limit]
+    more = len(found) > offset + limit
+    return JSONResponse(page_json([skill_json(skill) for skill in page], more))
 
 
 @endpoint(

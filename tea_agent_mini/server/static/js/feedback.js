@@ -20,7 +20,8 @@ async function messageIdOf(chat, view) {
   const page = await chat.api.get(`/v1/sessions/${chat.id}/messages?limit=200`);
   const users = page.data.filter((m) => m.role === "user");
   const found = users[users.length - 1 - after];
-  if (!found || userParts(found.content).text !== (view.userText || "")) throw new Error("This answer is not stored yet.");
+  // startsWith: a turn started elsewhere shows the first 200 characters of its message
+  if (!found || !userParts(found.content).text.startsWith(view.userText || "")) throw new Error("This answer is not stored yet.");
   return (view.messageId = found.id);
 }
 
