@@ -4,7 +4,7 @@ The keys follow tea_agent's ``config.yaml`` so existing users can drop theirs in
 variables fill what the file leaves empty: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``TEA_AGENT_MODEL``, ``TEA_AGENT_API_KEY`` for the server's access token, and
 ``TEA_AGENT_SEARCH_URL``, ``TEA_AGENT_OPEN_METEO_URL``, ``TEA_AGENT_GEOCODING_URL`` for the
-endpoints of the ``tools:`` section. The home
+endpoints of the ``tools:`` section, ``TEA_AGENT_STORE_URL`` for ``store.url``. The home
 directory is ``$TEA_AGENT_HOME`` or ``~/.tea_agent``, read at call time. Secrets never appear
 in reprs or error messages (see :func:`mask_secret`).
 """
@@ -39,13 +39,18 @@ def home_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".tea_agent"
 
 
+def _is_url(name: str) -> bool:
+    """Fields holding a URL, whose credentials and query values are masked for display."""
+    return name == "url" or name.endswith("_url")
+
+
 def _masked_repr(obj: Any) -> str:
     parts = []
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if f.name in SECRET_FIELDS and isinstance(value, str):
             value = mask_secret(value)
-        elif f.name.endswith("_url"):
+        elif _is_url(f.name):
             value = mask_url(value)
         elif f.name == "extra_headers":
             value = {name: MASK for name in value}
@@ -149,6 +154,20 @@ class ToolsConfig:
     __repr__ = _masked_repr
 
 
+@dataclass(repr=False)
+class StoreConfig:
+    """Where conversations, memories and tasks are kept: empty for the SQLite file
+    ``<home>/chat.db``, or ``postgresql://user:password@host:port/database`` for a PostgreSQL
+    database that several instances share (needs the ``postgres`` extra; the password is
+    masked wherever the URL is shown)."""
+
+    url: str = ""
+
+    __repr__ = _masked_repr
+
+
+STORE_SCHEMES = ("postgresql://", "postgres://")
+
 # Which environment variable fills which tools: key the file leaves empty.
 TOOLS_ENV = {
     "search_url": "TEA_AGENT_SEARCH_URL",
@@ -165,6 +184,7 @@ class Config:
     agent: AgentConfig = field(default_factory=AgentConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
     mcp_servers: dict[str, Any] = field(default_factory=dict, repr=False)  # args may hold tokens
     profile: str = DEFAULT_PROFILE
     source: Path | None = None
@@ -182,7 +202,13 @@ class Config:
 
     @property
     def db_path(self) -> Path:
+        """The SQLite file, used unless ``store.url`` names a PostgreSQL database."""
         return self.home / "chat.db"
+
+    @property
+    def store_target(self) -> str | Path:
+        """What ``Store.open`` opens: ``store.url`` when set, else :attr:`db_path`."""
+        return self.store.url or self.db_path
 
     def require_model(self) -> ModelConfig:
         """The main model, or a ConfigError that says how to configure one."""
@@ -212,6 +238,7 @@ SECTIONS: dict[str, type] = {
     "agent": AgentConfig,
     "server": ServerConfig,
     "tools": ToolsConfig,
+    "store": StoreConfig,
 }
 ALIASES = {"embedding_model": "embedding"}
 SECTION_ALIASES = {"embedding": {"model_name": "model"}}
@@ -382,6 +409,7 @@ def apply_env(config: Config, env: Mapping[str, str]) -> None:
     for name, variable in TOOLS_ENV.items():
         if not getattr(config.tools, name):
             setattr(config.tools, name, env.get(variable, ""))
+    config.store.url = config.store.url or env.get("TEA_AGENT_STORE_URL", "")
 
 
 def normalise(config: Config) -> None:
@@ -430,6 +458,12 @@ def value_problems(config: Config) -> list[str]:
         problems.append("agent.evolution: interval must be 0 or more, window_days above 0")
     if not 0 < config.server.port < 65536:
         problems.append(f"server.port: expected 1-65535, got {config.server.port}")
+    url = config.store.url
+    if url and not url.startswith(STORE_SCHEMES):
+        problems.append(
+            "store.url: expected empty (the SQLite file chat.db) or "
+            f"postgresql://user:password@host/database, got {mask_url(url)!r}"
+        )
     return problems
 
 
@@ -443,7 +477,7 @@ def config_to_dict(config: Config, *, mask: bool = True) -> dict[str, Any]:
         if mask:
             for name in SECRET_FIELDS & section.keys():
                 section[name] = mask_secret(section[name])
-            for name in [name for name in section if name.endswith("_url")]:
+            for name in [name for name in section if _is_url(name)]:
                 section[name] = mask_url(section[name])
             if "extra_headers" in section:
                 section["extra_headers"] = {name: MASK for name in section["extra_headers"]}

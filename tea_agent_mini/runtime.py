@@ -55,7 +55,7 @@ class Runtime:
     def store(self) -> Store:
         from .store import Store
 
-        return Store.open(self.config.db_path)
+        return Store.open(self.config.store_target)
 
     @functools.cached_property
     def toolkit(self) -> Toolkit:
@@ -404,13 +404,13 @@ class Runtime:
 
 def config_secrets(config: Config) -> list[str]:
     """Every secret the configuration holds, for the log guard (``redact.guard_logs``): API
-    keys, header values, credentials in URLs (the tools' endpoints too) and what the MCP
-    servers' entries carry (``${VAR}`` values, headers, secret-looking env)."""
+    keys, header values, credentials in URLs (the tools' endpoints and the store's too) and
+    what the MCP servers' entries carry (``${VAR}`` values, headers, secret-looking env)."""
     from .mcp.servers import load_servers
     from .redact import header_secrets, url_secrets, usable_secrets
 
     found: list[str] = [config.server.api_key, config.embedding.api_key]
-    found += url_secrets(config.embedding.api_url)
+    found += url_secrets(config.embedding.api_url) + url_secrets(config.store.url)
     for url in vars(config.tools).values():  # the tools' endpoints may carry a key
         found += url_secrets(url)
     for model in (config.main_model, config.cheap_model):

@@ -1,8 +1,10 @@
-"""Shared fixtures: an isolated home directory for every test, and the scripted model server."""
+"""Shared fixtures: an isolated home directory for every test, the scripted model server, and a
+throwaway PostgreSQL for the tests that run on it."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ ENV_VARS = (
     "TEA_AGENT_MODEL",
     "TEA_AGENT_PROFILE",
     "TEA_AGENT_API_KEY",
+    "TEA_AGENT_STORE_URL",
 )
 
 
@@ -28,6 +31,80 @@ def tea_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A throwaway PostgreSQL cluster for the session (tests/pg.py); skips without one."""
+    from tests.pg import Cluster, unavailable
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    with Cluster.running() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster) -> Iterator[str]:
+    """The URL of a migrated database with no rows, emptied again afterwards."""
+    with postgres_cluster.shared() as url:
+        yield url
+
+
+@pytest.fixture
+def empty_postgres_url(postgres_cluster) -> Iterator[str]:
+    """The URL of a new database without any table, dropped afterwards."""
+    with postgres_cluster.database() as url:
+        yield url
+
+
+# The store on both backends. ``store_target`` is an SQLite file path or the URL of a migrated
+# PostgreSQL database with no rows (the postgres case skips, saying why, where PostgreSQL cannot
+# be started); ``store`` is that target opened. A test about what only SQLite has (its file, its
+# WAL, its query plans and statement trace) keeps to it with
+# ``@pytest.mark.parametrize("store_target", ["sqlite"], indirect=True)`` or uses ``tmp_path``;
+# one about what only PostgreSQL has uses ``postgres_url``.
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_target(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "chat.db")
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_target(request, tmp_path) -> str:
+    """Like ``store_target``, but a database without any table yet (for migration tests)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "chat.db")
+    return request.getfixturevalue("empty_postgres_url")
+
+
+@pytest.fixture
+def store(store_target):
+    from tea_agent_mini.store import Store
+
+    with Store.open(store_target) as opened:
+        yield opened
+
+
+@pytest.fixture
+def statements(store, monkeypatch) -> list[tuple[str, tuple]]:
+    """``(sql, params)`` of every statement the repositories run through ``store.db`` from now
+    on, as they write it (before any translation): which statements a call makes, on either
+    backend. Clear it after the setup a test does not want to see."""
+    seen: list[tuple[str, tuple]] = []
+    for name in ("query", "query_one", "execute"):
+
+        def spy(sql, params=(), _run=getattr(store.db, name)):
+            seen.append((sql, tuple(params)))
+            return _run(sql, params)
+
+        monkeypatch.setattr(store.db, name, spy)
+    return seen
 
 
 @pytest.fixture

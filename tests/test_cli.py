@@ -78,6 +78,27 @@ def test_run_json_prints_one_object(model_config, scripted_server):
     assert data["usage"]["total_tokens"] > 0 and len(data["topic_id"]) >= 8
 
 
+def test_run_keeps_its_session_in_a_postgresql_store(
+    scripted_server, write_config, workspace: Path, postgres_url
+):
+    from tea_agent_mini.store import Store
+
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    config = {"main_model": model, "agent": {"workspace": str(workspace)}}
+    write_config({**config, "store": {"url": postgres_url}})
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_gettime", {})]),
+        Reply(text="It is late."),
+    )
+    result = cli("run", "--json", "what time is it?")
+    assert result.returncode == 0, result.stderr
+    topic_id = json.loads(result.stdout)["topic_id"]
+    with Store.open(postgres_url) as store:
+        roles = [m.role for m in store.messages.of_topic(topic_id)]
+        assert roles == ["user", "assistant", "tool", "assistant"]
+        assert store.topics.get(topic_id).source == "cli"
+
+
 def test_run_json_shows_a_subagents_calls_and_usage_under_its_call(model_config, scripted_server):
     child = iter(
         [
@@ -254,6 +275,39 @@ def test_doctor_reports_a_bad_agent_file_and_still_passes(model_config, scripted
     assert "subagent identities: analyst, coder, explorer" in result.stdout
     line = next(x for x in result.stdout.splitlines() if "half.md" in x)
     assert "needs a description" in line and "(skipped)" in line
+
+
+def test_doctor_checks_a_postgresql_store_without_changing_it(
+    scripted_server, write_config, empty_postgres_url
+):
+    from tea_agent_mini.store import Store
+
+    url = empty_postgres_url.replace("postgres@", "postgres:sekrit-pass@")  # trust: ignored
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    write_config({"main_model": model, "store": {"url": url}})
+    result = cli("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = next(x for x in result.stdout.splitlines() if "] database:" in x)
+    assert line.startswith("[ok  ]") and "PostgreSQL 1" in line and "schema v0" in line
+    assert "migrated to v" in line and "sekrit" not in result.stdout
+    assert "] pgvector:" in result.stdout
+    with Store.open(url) as store:  # the doctor left it empty; the agent's start migrates it
+        assert store.db.tables()
+    line = next(x for x in cli("doctor").stdout.splitlines() if "] database:" in x)
+    assert line.endswith("up to date")
+
+
+def test_doctor_fails_on_an_unreachable_postgresql(scripted_server, write_config):
+    pytest.importorskip("pg8000", reason="pg8000 is not installed (the postgres extra)")
+    from tests.pg import free_port
+
+    model = {"api_url": scripted_server.base_url, "model_name": "scripted-model"}
+    url = f"postgresql://tea:sekrit-pass@127.0.0.1:{free_port()}/agents"
+    write_config({"main_model": model, "store": {"url": url}})
+    result = cli("doctor")
+    assert result.returncode == 1
+    line = next(x for x in result.stdout.splitlines() if "] database:" in x)
+    assert line.startswith("[FAIL]") and "cannot connect" in line and "sekrit" not in line
 
 
 def test_doctor_fails_without_model(tea_home):

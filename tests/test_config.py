@@ -143,7 +143,7 @@ def test_every_problem_is_reported_at_once(write_config):
     assert lines[0] == f"{path}: 6 problems:"
     assert lines[1:] == [  # in the file's order (safe_dump sorts the keys), then the values
         "  unknown top-level key 'extra'; expected one of "
-        "main_model, cheap_model, embedding, agent, server, tools, mcp_servers",
+        "main_model, cheap_model, embedding, agent, server, tools, store, mcp_servers",
         "  main_model.max_retries: expected an integer, got str 'three'",
         "  unknown key main_model.temprature; expected one of " + MODEL_KEYS,
         "  agent.approval: expected one of auto, ask, never, got 'sometimes'",
@@ -197,6 +197,30 @@ def test_tool_endpoints_from_the_file_else_the_environment(write_config, monkeyp
     write_config({"tools": {"weather_url": "http://x"}})
     with pytest.raises(ConfigError, match="unknown key tools.weather_url"):
         load_config()
+
+
+def test_the_store_is_the_sqlite_file_unless_a_postgresql_url_is_set(
+    write_config, monkeypatch, tea_home: Path
+):
+    from tea_agent_mini.runtime import config_secrets
+
+    assert load_config().store_target == tea_home / "chat.db"
+    url = "postgresql://tea:pg-pass-9876@db.internal:5432/agents"
+    write_config({"store": {"url": url}})
+    config = load_config()
+    assert config.store_target == url
+    for text in (repr(config), repr(config.store), str(config_to_dict(config))):
+        assert "pg-pass-9876" not in text and "db.internal:5432/agents" in text
+    assert "pg-pass-9876" in config_secrets(config)  # masked in log lines too
+    assert config_to_dict(config, mask=False)["store"]["url"] == url
+    write_config({})
+    monkeypatch.setenv("TEA_AGENT_STORE_URL", url)
+    assert load_config().store_target == url  # the environment fills what the file leaves empty
+    monkeypatch.delenv("TEA_AGENT_STORE_URL")
+    write_config({"store": {"url": "mysql://tea:pg-pass-9876@db/agents"}})
+    with pytest.raises(ConfigError, match="store.url: expected empty") as info:
+        load_config()
+    assert "pg-pass-9876" not in str(info.value)
 
 
 def test_environment_alone_is_enough(monkeypatch):

@@ -23,6 +23,11 @@ RUNTIME_IMPORTS: dict[str, tuple[str, ...]] = {
     "python-multipart": ("multipart", "python_multipart"),
 }
 
+# Optional extra -> the import names it provides. The package may import them only inside a
+# function, where a configured feature needs them (pg8000: a postgresql:// store.url), so that
+# an install without the extra never loads them.
+EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {"postgres": ("pg8000",)}
+
 # Never acceptable in the package, even where the stdlib has them (GUI toolkits).
 BANNED: frozenset[str] = frozenset(
     {
@@ -44,6 +49,7 @@ class ImportRef:
     path: str
     lineno: int
     names: tuple[str, ...] = ()  # for ``from m import a, b``
+    in_function: bool = False  # runs when the function is called, not when the module loads
 
     @property
     def top(self) -> str:
@@ -56,6 +62,11 @@ class ImportRef:
 def allowed_top_level(package: str) -> frozenset[str]:
     runtime = {name for names in RUNTIME_IMPORTS.values() for name in names}
     return frozenset((set(sys.stdlib_module_names) | runtime | {package}) - BANNED)
+
+
+def extra_top_level() -> frozenset[str]:
+    """The import names of the optional extras (allowed inside functions only)."""
+    return frozenset(name for names in EXTRA_IMPORTS.values() for name in names)
 
 
 def module_name(rel_path: str) -> str:
@@ -74,6 +85,7 @@ class _ImportVisitor(ast.NodeVisitor):
     def __init__(self, rel_path: str) -> None:
         self.rel_path = rel_path
         self.found: list[ImportRef] = []
+        self.depth = 0  # functions around the node being visited
         name = module_name(rel_path)
         self.package = name if rel_path.endswith("__init__.py") else name.rpartition(".")[0]
 
@@ -84,6 +96,13 @@ class _ImportVisitor(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._add(alias.name, node.lineno)
@@ -91,7 +110,7 @@ class _ImportVisitor(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         base = self._absolute(node.module or "", node.level)
         names = tuple(alias.name for alias in node.names)
-        self.found.append(ImportRef(base, self.rel_path, node.lineno, names))
+        self.found.append(ImportRef(base, self.rel_path, node.lineno, names, self.depth > 0))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -108,7 +127,7 @@ class _ImportVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _add(self, module: str, lineno: int) -> None:
-        self.found.append(ImportRef(module, self.rel_path, lineno))
+        self.found.append(ImportRef(module, self.rel_path, lineno, in_function=self.depth > 0))
 
     def _absolute(self, module: str, level: int) -> str:
         if level == 0:

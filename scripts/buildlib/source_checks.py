@@ -132,12 +132,19 @@ def parse_shipped(source: SourcePlan) -> tuple[dict[str, ast.Module], Check]:
 def check_imports(source: SourcePlan, trees: dict[str, ast.Module]) -> Check:
     check = Check("imports")
     allowed = imports.allowed_top_level(whitelist.PACKAGE)
+    extras = imports.extra_top_level()
     count = 0
     for rel, tree in trees.items():
         for ref in imports.scan(tree, rel):
             count += 1
             if ref.top in imports.BANNED:
                 check.fail(f"{ref.where()}: imports {ref.module}, which the package must never use")
+            elif ref.top in extras:
+                if not ref.in_function:
+                    check.fail(
+                        f"{ref.where()}: imports {ref.module} (an optional extra) when the module "
+                        "loads; import it inside the function that needs it"
+                    )
             elif ref.top not in allowed:
                 check.fail(
                     f"{ref.where()}: imports {ref.module}, outside the stdlib and the runtime "

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from .._version import __version__
 from ..config import Config, load_config
-from ..redact import guard_logs
+from ..redact import guard_logs, mask_url
 from ..runtime import Runtime, config_secrets
 from .main import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .mcpwait import report_failures, wait_for_mcp
@@ -107,10 +107,10 @@ def cmd_history(args: argparse.Namespace) -> int:
     from ..store import Store
 
     config = load(args)
-    if not config.db_path.exists():
+    if not config.store.url and not config.db_path.exists():
         print("no conversations yet", file=sys.stderr)
         return EXIT_FAILED
-    store = Store.open(config.db_path)
+    store = Store.open(config.store_target)
     try:
         topic = find_topic(store, args.topic) if args.topic else last_topic(store)
         if topic is None:
@@ -190,10 +190,11 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
 async def _run_scheduler(config: Config) -> None:
     from ..scheduler.service import run_headless
 
+    where = mask_url(config.store.url) if config.store.url else config.db_path
+
     def ready(count: int) -> None:
         print(
-            f"scheduler running: {count} enabled task(s) in {config.db_path}; "
-            "Ctrl-C or SIGTERM stops it",
+            f"scheduler running: {count} enabled task(s) in {where}; Ctrl-C or SIGTERM stops it",
             file=sys.stderr,
             flush=True,
         )

@@ -72,7 +72,50 @@ def check_model(config: Config) -> Check:
         return Check("model", False, str(exc))
 
 
-def check_database(config: Config) -> Check:
+def check_database(config: Config) -> list[Check]:
+    if config.store.url:
+        return check_postgres(config.store.url)
+    return [check_sqlite(config)]
+
+
+def check_postgres(url: str) -> list[Check]:
+    """The connection, the server's version, the schema's and the extensions; changes nothing
+    (the migrations run when the agent starts)."""
+    from ..store.migrations import MIGRATIONS
+    from ..store.postgres import PostgresDatabase
+
+    try:
+        db = PostgresDatabase.connect(url)
+    except TeaAgentError as exc:
+        return [Check("database", False, str(exc))]
+    try:
+        version, latest, tables = db.schema_version(), MIGRATIONS[-1][0], db.tables()
+    except TeaAgentError as exc:
+        return [Check("database", False, str(exc))]
+    finally:
+        db.close()
+    detail = f"{db.location}: PostgreSQL {db.server_version}, schema v{version}"
+    if version > latest:
+        checks = [Check("database", False, f"{detail}, newer than this version knows (v{latest})")]
+    elif version == 0 and tables:
+        found = ", ".join(tables[:5])
+        checks = [Check("database", False, f"{detail}, holds tables it did not create: {found}")]
+    elif version < latest:
+        checks = [Check("database", True, f"{detail}, migrated to v{latest} at the next start")]
+    else:
+        checks = [Check("database", True, f"{detail}, up to date")]
+    vector = db.extensions.get("vector")
+    if vector:
+        note = f"pgvector {vector} installed (vectors are still scored in Python)"
+    elif "vector" in db.available:
+        note = "pgvector available, not installed; vectors are scored in Python"
+    else:
+        note = "no pgvector; vectors are stored as bytea and scored in Python"
+    checks.append(Check("pgvector", bool(vector), note, required=False))
+    return checks
+
+
+def check_sqlite(config: Config) -> Check:
     path = config.db_path
     if not path.exists():
         return Check("database", True, f"{path} will be created on first use")
@@ -214,7 +257,7 @@ def _run_checks(profile: str | None, workspace: str | None) -> list[Check]:
         checks = [config_check]
         if config_check.ok:
             checks += [check_model(config), check_request(config, runtime.toolkit)]
-        checks += [check_database(config), check_sandbox(config), *check_identities(config)]
+        checks += [*check_database(config), check_sandbox(config), *check_identities(config)]
         return [*checks, *mcp]
     finally:
         asyncio.run(runtime.aclose())

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import StoreError
 
 if TYPE_CHECKING:
-    import sqlite3
-
-    from ..store.database import Database
+    from ..store.database import Database, Row
 
 __all__ = ["REQUEST_PAIRS", "ContextRecords", "ToolUse", "TopicSummary", "TurnPair"]
 
@@ -213,7 +211,7 @@ def _pair_values(topic_id: str, pair: TurnPair, now: float) -> tuple[Any, ...]:
     )
 
 
-def _pair(row: sqlite3.Row) -> TurnPair:
+def _pair(row: Row) -> TurnPair:
     try:
         files = tuple(str(f) for f in json.loads(row["files"]))
         tools = tuple(ToolUse(str(name), bool(ok)) for name, ok in json.loads(row["tools"]))
@@ -233,7 +231,7 @@ def _pair(row: sqlite3.Row) -> TurnPair:
     )
 
 
-def _summary(row: sqlite3.Row) -> TopicSummary:
+def _summary(row: Row) -> TopicSummary:
     try:
         recap = json.loads(row["tool_recap"] or "{}")
         counts = {str(k): (int(v[0]), int(v[1])) for k, v in recap.get("tools", {}).items()}

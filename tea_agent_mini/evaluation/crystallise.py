@@ -49,10 +49,10 @@ TIMEOUT = 60.0
 
 CRYSTALLISE_PROMPT = """You turn a task that was completed well into a reusable skill for next
 time: the general method, not this one case's details. Answer with one JSON object only:
-{"name": "lowercase-words-with-hyphens",
- "description": "what the skill does and when to use it (one sentence)",
- "when_to_use": "...", "steps": ["...", "..."], "pitfalls": ["..."],
- "triggers": ["phrases a user would say"]}"""
+{"name": "<two to four words naming the method, joined by hyphens>",
+ "description": "<what the skill does and when to use it, one sentence>",
+ "when_to_use": "<...>", "steps": ["<...>", "<...>"], "pitfalls": ["<...>"],
+ "triggers": ["<a request a user would make for it>"]}"""
 TURN_TEXT = """The request: {request}
 
 The tool calls, in order:
@@ -145,6 +145,23 @@ def _read_turn(store: Store, evaluation: Evaluation) -> _Turn | None:
     return turn
 
 
+def read_turn(store: Store, evaluation: Evaluation) -> _Turn | None:
+    """The evaluated turn's request, calls and answer, as stored (None when it is gone)."""
+    return _read_turn(store, evaluation)
+
+
+def loaded_skills(turn: _Turn) -> list[str]:
+    """The skills the turn loaded (``toolkit_skills action=load``), in order, each once."""
+    names: list[str] = []
+    for tool, arguments in turn.calls:
+        if tool != "toolkit_skills" or '"load"' not in arguments:
+            continue
+        found = re.search(r'"name"\s*:\s*"([^"]+)"', arguments)
+        if found and found.group(1) not in names:
+            names.append(found.group(1))
+    return names
+
+
 def _add(turn: _Turn, message: Message) -> None:
     if message.role == "assistant":
         for call in message.tool_calls:
@@ -175,26 +192,45 @@ async def _model_draft(llm: ChatModel, turn: _Turn) -> Draft | None:
 
 
 def _draft_from(data: dict[str, Any], turn: _Turn) -> Draft | None:
-    name = slug(str(data.get("name") or ""))
+    """The model's draft; a small model copies the format's placeholders, which are dropped
+    (a name then comes from the request, the request becomes the trigger)."""
+    name = "" if _placeholder(data.get("name")) else slug(str(data.get("name") or ""))
     description = " ".join(str(data.get("description") or "").split())[:300]
-    steps = _strings(data.get("steps"))[:MAX_STEPS]
-    if not name or not description or not steps:
+    steps = [step for step in _strings(data.get("steps"))[:MAX_STEPS] if not _placeholder(step)]
+    if _placeholder(description) or not description or not steps:
         return None
+    triggers = [t for t in _strings(data.get("triggers"))[:8] if not _placeholder(t)]
+    when = str(data.get("when_to_use") or "")
     return Draft(
-        name=name,
+        name=name or request_name(turn.request),
         description=description,
-        when_to_use=" ".join(str(data.get("when_to_use") or description).split())[:500],
+        when_to_use=" ".join((description if _placeholder(when) else when).split())[:500],
         steps=tuple(steps),
-        pitfalls=tuple(_strings(data.get("pitfalls"))[:6]),
-        triggers=tuple(_strings(data.get("triggers"))[:8]),
+        pitfalls=tuple(p for p in _strings(data.get("pitfalls"))[:6] if not _placeholder(p)),
+        triggers=tuple(triggers or [" ".join(turn.request.split())[:100]]),
         tools=_tools(turn),
     )
 
 
+_PLACEHOLDER_WORDS = ("lowercase-words", "words naming", "a user would", "<", "...")
+
+
+def _placeholder(value: Any) -> bool:
+    text = str(value or "").strip().lower()
+    return not text or any(word in text for word in _PLACEHOLDER_WORDS)
+
+
+def request_name(request: str) -> str:
+    """A skill name from the request's first meaningful words."""
+    from ..terms import STOPWORDS
+
+    words = [w for w in re.findall(r"[a-z0-9]+", request.lower()) if w not in STOPWORDS]
+    return slug("-".join(words[:5])) or "learned-task"
+
+
 def heuristic_draft(turn: _Turn) -> Draft:
     """A skill made of the turn's own calls, for when no model can write one."""
-    words = re.findall(r"[a-z0-9]+", turn.request.lower())[:6]
-    name = slug("-".join(words)) or "learned-task"
+    name = request_name(turn.request)
     request = " ".join(turn.request.split())[:200]
     steps = [f"Call {tool} with arguments like {arguments}" for tool, arguments in turn.calls]
     return Draft(

@@ -100,10 +100,19 @@ class TaskReview:
             evaluation = await asyncio.to_thread(
                 self.store.evaluations.add, evaluation_of(facts, verdict)
             )
+            await asyncio.to_thread(self._skill_outcomes, evaluation)
         if needs_lesson(evaluation) and evaluation.lesson_id is None:
             await self.lesson_for(evaluation.id)
         await self.crystallise(evaluation)
         return evaluation
+
+    def _skill_outcomes(self, evaluation: Evaluation) -> None:
+        """Count the outcome for each skill the turn loaded (once: with its new evaluation)."""
+        from .crystallise import loaded_skills, read_turn
+
+        turn = read_turn(self.store, evaluation)
+        for name in loaded_skills(turn) if turn is not None else []:
+            self.store.skill_stats.outcome(name, evaluation.outcome == "success")
 
     async def crystallise(self, evaluation: Evaluation) -> Crystal | None:
         """Keep a task that went well as a learned skill, once per evaluation (a job run again

@@ -1,11 +1,11 @@
 """Skill housekeeping, part of the evolution pass.
 
-- **Weak skills are retired.** When the store records how skills went (a ``skill_stats`` table
-  with a ``name`` or ``skill`` column, ``uses``, and ``successes`` or ``failures``), a skill used
-  at least :data:`MIN_USES` times that succeeded in fewer than :data:`RETIRE_BELOW` of them is
-  weak. A weak skill of the user's (``<home>/skills``) is retired: its folder moves to
+- **Weak skills are retired.** From how skills went (``store.skill_stats``: the outcomes of the
+  tasks that loaded each one), a skill judged at least :data:`MIN_USES` times that succeeded in
+  fewer than :data:`RETIRE_BELOW` of them is weak. A weak skill of the user's or a learned one
+  (``<home>/skills``, ``<home>/skills/learned``) is retired: its folder moves to
   ``<home>/skills/.retired/``, which the loader skips and from where the user can move it back.
-  Bundled and workspace skills are only reported. Without such a table nothing is judged.
+  Bundled and workspace skills are only reported.
 - **Orphaned tool skills are removed**: a SKILL.md that ``toolkit_save`` wrote for a tool of the
   user's that no longer exists.
 - **Broken skills are listed**, with what is wrong with them.
@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..skills.loader import load_skills
+from ..skills.loader import LEARNED_SOURCE, load_skills
 from ..skills.toolskills import generated_tool, remove_tool_skill
 from ..store.database import Database
 
@@ -28,7 +28,6 @@ __all__ = ["SkillCare", "care_for_skills", "skill_outcomes"]
 
 log = logging.getLogger(__name__)
 
-STATS_TABLE = "skill_stats"
 MIN_USES = 5
 RETIRE_BELOW = 0.34  # success rate
 RETIRED_DIR = ".retired"
@@ -55,23 +54,11 @@ class SkillCare:
 
 
 def skill_outcomes(db: Database) -> dict[str, tuple[int, int]]:
-    """``{skill: (uses, successes)}`` from the store's skill statistics; ``{}`` when the store
-    keeps none (the table belongs to skill crystallisation and may not exist)."""
-    columns = {str(row["name"]) for row in db.query(f"PRAGMA table_info({STATS_TABLE})")}
-    name = next((c for c in ("name", "skill") if c in columns), None)
-    if name is None or "uses" not in columns:
-        return {}
-    if "successes" in columns:
-        good = "SUM(successes)"
-    elif "failures" in columns:
-        good = "SUM(uses) - SUM(failures)"
-    else:
-        return {}
-    rows = db.query(
-        f"SELECT {name} AS skill, SUM(uses) AS uses, {good} AS good FROM "
-        f"{STATS_TABLE} GROUP BY {name}"
-    )
-    return {str(r["skill"]): (int(r["uses"] or 0), int(r["good"] or 0)) for r in rows}
+    """``{skill: (judged uses, successes)}`` from the store's skill statistics."""
+    from ..store.skillstats import SkillStatsRepository
+
+    stats = SkillStatsRepository(db).all()
+    return {s.name: (s.judged, s.successes) for s in stats if s.judged}
 
 
 def care_for_skills(
@@ -97,7 +84,8 @@ def care_for_skills(
         judged = catalog.skills.get(name)
         if judged is None or uses < MIN_USES or good / uses >= RETIRE_BELOW:
             continue
-        if retire and judged.source == "user" and _retire(home, Path(judged.location)):
+        mine = judged.source in ("user", LEARNED_SOURCE)
+        if retire and mine and _retire(home, Path(judged.location)):
             care.retired.append(name)
         else:
             care.weak.append(name)

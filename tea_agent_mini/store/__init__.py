@@ -1,6 +1,8 @@
-"""SQLite persistence: ``Store.open(path)`` returns one object whose attributes are repositories.
+"""Persistence: ``Store.open(target)`` returns one object whose attributes are repositories.
 
-For example ``store.topics.create("hello")``, ``store.messages.add(topic.id, message)``,
+The target is an SQLite file path (the default, ``~/.tea_agent/chat.db``) or a
+``postgresql://`` URL (``store.url``; see ``database.py`` for the two backends). For example
+``store.topics.create("hello")``, ``store.messages.add(topic.id, message)``,
 ``store.state.put("topic:" + topic.id, "todo", [...])``, and ``store.close()`` at shutdown.
 """
 
@@ -16,6 +18,7 @@ from .memories import Memory, MemoryRepository
 from .messages import MessageRepository
 from .migrations import migrate
 from .prompts import PromptVersion, PromptVersionRepository
+from .skillstats import SkillStats, SkillStatsRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
@@ -42,6 +45,8 @@ __all__ = [
     "PromptVersion",
     "PromptVersionRepository",
     "StateRepository",
+    "SkillStats",
+    "SkillStatsRepository",
     "Store",
     "Task",
     "TaskRepository",
@@ -65,7 +70,8 @@ class Store:
        whose constructor takes the :class:`Database` and whose methods use ``db.query``,
        ``db.execute`` and ``db.transaction``;
     3. add one line below: ``self.<records> = <Record>Repository(db)``;
-    4. test it in ``tests/store/test_store_<records>.py``.
+    4. test it in ``tests/store/test_store_<records>.py`` with the ``store`` fixture, which runs
+       each test on SQLite and on PostgreSQL.
     """
 
     def __init__(self, db: Database) -> None:
@@ -81,16 +87,18 @@ class Store:
         self.evaluations = EvaluationRepository(db)
         self.lessons = LessonRepository(db)
         self.prompts = PromptVersionRepository(db)
+        self.skill_stats = SkillStatsRepository(db)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Store:
-        """Open or create the database at ``path`` (parents too) and bring its schema up to date.
+    def open(cls, target: str | os.PathLike[str]) -> Store:
+        """Open or create the database at ``target``, an SQLite file path (parents are created)
+        or a ``postgresql://`` URL, and bring its schema up to date.
 
         Raises:
-            StoreError: the file is not a tea_agent_mini database, is newer than this code, or
-                cannot be opened; the file is left as it was.
+            StoreError: the database is not a tea_agent_mini database, is newer than this code,
+                or cannot be opened; it is left as it was.
         """
-        db = Database.open(path)
+        db = Database.open(target)
         try:
             migrate(db)
             db.enable_wal()
@@ -100,8 +108,14 @@ class Store:
         return cls(db)
 
     @property
-    def path(self) -> Path:
+    def path(self) -> Path | None:
+        """The SQLite file (None on PostgreSQL)."""
         return self.db.path
+
+    @property
+    def location(self) -> str:
+        """Where the data is, for people: the file, or the URL without credentials."""
+        return self.db.location
 
     def transaction(self) -> AbstractContextManager[Database]:
         """Group calls on several repositories into one atomic unit; keep it short."""

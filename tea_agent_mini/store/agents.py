@@ -16,7 +16,7 @@ from ..errors import StoreError
 from .database import Database
 
 if TYPE_CHECKING:
-    import sqlite3
+    from .database import Row
 
 __all__ = [
     "MESSAGE_KINDS",
@@ -181,7 +181,7 @@ class TeammateRepository:
         return self._db.execute("DELETE FROM teammates WHERE name = ?", (name,)).rowcount > 0
 
 
-def _message(row: sqlite3.Row) -> AgentMessage:
+def _message(row: Row) -> AgentMessage:
     try:
         data = json.loads(row["data"] or "{}")
     except ValueError:
@@ -198,7 +198,7 @@ def _message(row: sqlite3.Row) -> AgentMessage:
     )
 
 
-def _teammate(row: sqlite3.Row) -> Teammate:
+def _teammate(row: Row) -> Teammate:
     return Teammate(
         name=row["name"],
         role=row["role"],

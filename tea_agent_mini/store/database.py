@@ -1,31 +1,44 @@
-"""One SQLite connection in WAL mode, shared by every repository and safe across threads.
+"""What the repositories see of a database: :class:`Database`, its rows and its write results.
 
-The server calls the store from worker threads, so all statements go through one connection
-guarded by a re-entrant lock. A transaction holds that lock until it ends: keep them short.
-``sqlite3`` is imported inside functions so that importing the package stays cheap.
+Two backends implement it: SQLite (``sqlite.py``, the default: one file, one connection) and
+PostgreSQL (``postgres.py``, through pg8000, for several instances on one database).
+:meth:`Database.open` picks one from its target: a ``postgresql://`` URL, or a file path. The
+repositories write one SQL, SQLite's, with ``?`` placeholders; on PostgreSQL ``dialect.py``
+translates it, and the few statements that truly differ (full-text search) branch on
+:attr:`Database.dialect`. Neither backend's driver is imported before it is opened.
 """
 
 from __future__ import annotations
 
-import logging
+import os
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
 
-from ..errors import StoreError
-from ..private import private_dirs, private_file, tighten
+__all__ = ["Database", "Result", "Row", "is_postgres_url", "like_pattern"]
 
-if TYPE_CHECKING:
-    import os
-    import sqlite3
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
-log = logging.getLogger(__name__)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_SECONDS = 5.0
+class Row(Protocol):
+    """A result row: by index, by column name, iterable (``sqlite3.Row`` is one)."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+
+
+class Result(Protocol):
+    """What a write returns: rows changed, and the id of the row an INSERT made (or None)."""
+
+    @property
+    def rowcount(self) -> int: ...
+    @property
+    def lastrowid(self) -> int | None: ...
 
 
 def like_pattern(text: str) -> str:
@@ -34,194 +47,91 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-class Database:
-    """The connection, its lock and the transaction bookkeeping.
+def is_postgres_url(target: str | os.PathLike[str]) -> bool:
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
-    Every sqlite3 error leaves as :class:`StoreError` naming the file. Build one with
-    :meth:`open`; repositories receive it and run SQL through :meth:`query`, :meth:`query_one`,
-    :meth:`execute` and :meth:`transaction`.
+
+class Database(ABC):
+    """A connection (or a pool of them) shared by every repository and safe across threads.
+
+    Errors leave as :class:`StoreError` naming :attr:`location` (never a password). SQL goes
+    through :meth:`query`, :meth:`query_one`, :meth:`execute` and :meth:`transaction`; a
+    transaction holds back every other transaction until it ends, on both backends: keep it short.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.path = path
-        self._conn: sqlite3.Connection | None = conn
-        self._lock = threading.RLock()
-        self._depth = 0
+    dialect: ClassVar[str]  # "sqlite" or "postgresql"
+    elsewhere: ClassVar[str]  # how to use another store, for the errors that refuse this one
+
+    def __init__(self, location: str, path: Path | None = None) -> None:
+        self.location = location  # the file, or the URL without credentials
+        self.path = path  # the file (SQLite only)
+        self._clock = threading.Lock()
         self._last_time = 0.0
 
-    @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Database:
-        """Open (or create) the file at ``path``, set the connection pragmas, read the schema.
-
-        The file and its -wal and -shm are made 0600, a folder created for it 0700.
+    @staticmethod
+    def open(target: str | os.PathLike[str]) -> Database:
+        """A ``postgresql://`` URL opens PostgreSQL, anything else is an SQLite file path.
 
         Raises:
-            StoreError: the directory cannot be created, the file is not an SQLite database,
-                or SQLite refuses to open it. The file is never modified in those cases.
+            StoreError: the database cannot be opened (see each backend's ``connect``).
         """
-        import sqlite3
+        if is_postgres_url(target):
+            from .postgres import PostgresDatabase
 
-        path = Path(path).expanduser()
-        _refuse_foreign_file(path)
-        try:
-            private_dirs(path.parent)
-        except OSError as exc:
-            raise StoreError(f"cannot create the directory for the store {path}: {exc}") from exc
-        try:
-            private_file(path)
-            for suffix in ("-wal", "-shm"):
-                tighten(path.with_name(path.name + suffix))
-        except OSError as exc:
-            raise StoreError(f"cannot make the store {path} private: {exc}") from exc
-        try:
-            conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_SECONDS,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the store {path}: {exc}") from exc
-        try:
-            _configure(conn)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StoreError(
-                f"cannot use the store {path}: {exc} (is it damaged? move it aside to start fresh)"
-            ) from exc
-        return cls(conn, path)
+            return PostgresDatabase.connect(str(target))
+        from .sqlite import SQLiteDatabase
 
-    @contextmanager
-    def _guard(self, what: str) -> Iterator[sqlite3.Connection]:
-        import sqlite3
-
-        with self._lock:
-            if self._conn is None:
-                raise StoreError(f"the store {self.path} is closed")
-            try:
-                yield self._conn
-            except sqlite3.Error as exc:
-                raise StoreError(f"{what} failed on {self.path}: {exc}") from exc
+        return SQLiteDatabase.connect(target)
 
     def now(self) -> float:
         """Wall-clock time, strictly increasing across calls so "newest first" never ties."""
-        with self._lock:
+        with self._clock:
             # coarse clocks (15 ms on Windows) would give two quick updates the same stamp
             stamp = max(time.time(), self._last_time + 1e-6)
             self._last_time = stamp
             return stamp
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    @abstractmethod
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a SELECT and return every row."""
-        with self._guard("query") as conn:
-            return conn.execute(sql, params).fetchall()
 
-    def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+    @abstractmethod
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         """Run a SELECT and return its first row, or None."""
-        with self._guard("query") as conn:
-            return conn.execute(sql, params).fetchone()
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """Run a write; read only ``rowcount`` / ``lastrowid`` from the returned cursor."""
-        with self._guard("write") as conn:
-            return conn.execute(sql, params)
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        """Run a write; read ``rowcount`` / ``lastrowid`` from the result."""
 
-    @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """Run the block atomically; nested blocks become savepoints.
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Database]:
+        """Run the block atomically; nested blocks become savepoints."""
 
-        ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes sharing the file
-        wait (busy_timeout) instead of failing halfway through.
-        """
-        with self._guard("transaction") as conn:
-            outer = self._depth == 0
-            savepoint = f"sp{self._depth}"
-            conn.execute("BEGIN IMMEDIATE" if outer else f"SAVEPOINT {savepoint}")
-            self._depth += 1
-            try:
-                yield self
-            except BaseException:
-                self._depth -= 1
-                _undo(conn, outer, savepoint)
-                raise
-            self._depth -= 1
-            try:
-                conn.execute("COMMIT" if outer else f"RELEASE {savepoint}")
-            except BaseException:
-                _undo(conn, outer, savepoint)
-                raise
+    @abstractmethod
+    def data_version(self) -> int:
+        """A number that changes when another connection commits (it may change for other
+        reasons too: a change means "read again", never "something surely changed")."""
 
+    @abstractmethod
+    def schema_version(self) -> int:
+        """The last migration recorded (0: none)."""
+
+    @abstractmethod
+    def record_migration(self, version: int, name: str) -> None:
+        """Record that migration ``version`` ran; call it inside that migration's transaction."""
+
+    @abstractmethod
+    def tables(self) -> list[str]:
+        """The names of the tables in the database (the backend's own ones left out)."""
+
+    @abstractmethod
     def enable_wal(self) -> None:
-        """Switch the file to WAL mode (persistent; readers no longer block the writer).
+        """Called once the schema is up to date; SQLite switches to WAL mode here."""
 
-        Called only after the schema checks passed, so that a refused file is left untouched.
-        """
-        with self._guard("enabling WAL") as conn:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            # some network filesystems cannot do WAL; SQLite keeps working in its old mode
-            log.warning("could not switch %s to WAL (journal_mode is %s)", self.path, mode)
-
+    @abstractmethod
     def close(self) -> None:
-        """Fold the WAL back into the main file and close. Safe to call twice."""
-        import sqlite3
-
-        with self._lock:
-            conn, self._conn = self._conn, None
-            if conn is None:
-                return
-            try:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as exc:
-                # another process may still be reading; its own close will checkpoint
-                log.warning("checkpoint of %s failed: %s", self.path, exc)
-            finally:
-                conn.close()
+        """Close; safe to call twice, later calls raise StoreError."""
 
     @property
-    def closed(self) -> bool:
-        return self._conn is None
-
-
-def _refuse_foreign_file(path: Path) -> None:
-    """Raise unless ``path`` is missing, empty, or starts with the SQLite magic header."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        return
-    except IsADirectoryError as exc:
-        raise StoreError(f"the store path {path} is a directory, not a database file") from exc
-    except OSError as exc:
-        raise StoreError(f"cannot read the store {path}: {exc}") from exc
-    if head and head != SQLITE_MAGIC:
-        raise StoreError(
-            f"{path} is not an SQLite database; refusing to touch it "
-            "(move it aside or point TEA_AGENT_HOME elsewhere)"
-        )
-
-
-def _configure(conn: sqlite3.Connection) -> None:
-    """Per-connection settings; none of them writes to the file."""
-    import sqlite3
-
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    # reading the schema is what tells a damaged file from a good one
-    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-
-
-def _undo(conn: sqlite3.Connection, outer: bool, savepoint: str) -> None:
-    import sqlite3
-
-    try:
-        if outer:
-            conn.execute("ROLLBACK")
-        else:
-            conn.execute(f"ROLLBACK TO {savepoint}")
-            conn.execute(f"RELEASE {savepoint}")
-    except sqlite3.Error as exc:
-        # SQLite may already have rolled back (e.g. after SQLITE_FULL); the original error matters
-        log.warning("rollback on %s failed: %s", conn, exc)
+    @abstractmethod
+    def closed(self) -> bool: ...

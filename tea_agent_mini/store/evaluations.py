@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import StoreError
-from .database import Database
-
-if TYPE_CHECKING:
-    import sqlite3
+from .database import Database, Row
 
 __all__ = [
     "OUTCOMES",
@@ -308,7 +305,7 @@ def _check(evaluation: Evaluation) -> None:
         raise StoreError(f"unknown rating {evaluation.rating!r}; expected one of {RATINGS}")
 
 
-def _evaluation(row: sqlite3.Row) -> Evaluation:
+def _evaluation(row: Row) -> Evaluation:
     try:
         tools = json.loads(row["tools"] or "[]")
     except ValueError:
@@ -338,7 +335,7 @@ def _evaluation(row: sqlite3.Row) -> Evaluation:
     )
 
 
-def _lesson(row: sqlite3.Row) -> Lesson:
+def _lesson(row: Row) -> Lesson:
     blob = row["embedding"]
     return Lesson(
         id=row["id"],

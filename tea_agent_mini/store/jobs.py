@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import StoreError
-from .database import Database
-
-if TYPE_CHECKING:
-    import sqlite3
+from .database import Database, Row
 
 __all__ = ["JOB_STATUSES", "Job", "JobRepository", "JobSpec"]
 
@@ -179,7 +176,7 @@ class JobRepository:
         )
 
 
-def _job(row: sqlite3.Row) -> Job:
+def _job(row: Row) -> Job:
     try:
         payload = json.loads(row["payload"] or "{}")
     except ValueError:

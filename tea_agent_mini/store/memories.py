@@ -250,8 +250,7 @@ class MemoryRepository:
         """
         stamp = _now(now)
         with self._snapshot_lock:
-            row = self._db.query_one("PRAGMA data_version")
-            version = int(row[0]) if row else 0
+            version = self._db.data_version()
             snapshot = self._snapshot
             if snapshot is None or snapshot.data_version != version:
                 snapshot = Snapshot(version)
@@ -300,8 +299,7 @@ class MemoryRepository:
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a write commits, here or through another connection to the file."""
-        row = self._db.query_one("PRAGMA data_version")
-        return (int(row[0]) if row else 0, self._writes)
+        return (self._db.data_version(), self._writes)
 
     def keyword_scores(
         self, query: str, limit: int = 100, now: float | None = None
@@ -332,17 +330,17 @@ class MemoryRepository:
 
     @property
     def uses_fts(self) -> bool:
-        """Whether keyword search runs on FTS5 (decided on first use)."""
+        """Whether keyword search runs on an index (FTS5, tsvector) rather than LIKE."""
         return self.keywords.uses_fts
 
     def stats(self, now: float | None = None) -> MemoryStats:
         stamp = _now(now)
         live = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
         by_priority = self._counts("priority", live, stamp)
-        row = self._db.query_one(
-            "SELECT SUM(deleted_at IS NOT NULL), "
-            "SUM(deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?), "
-            f"SUM({live} AND pinned = 1) FROM memories",
+        row = self._db.query_one(  # COUNT(CASE ...): PostgreSQL cannot SUM a condition
+            "SELECT COUNT(CASE WHEN deleted_at IS NOT NULL THEN 1 END), "
+            "COUNT(CASE WHEN deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ? "
+            f"THEN 1 END), COUNT(CASE WHEN {live} AND pinned = 1 THEN 1 END) FROM memories",
             (stamp, stamp),
         )
         deleted, expired, pinned = (int(value or 0) for value in row) if row else (0, 0, 0)
@@ -354,7 +352,7 @@ class MemoryRepository:
             expired=expired,
             deleted=deleted,
             embedded=self._counts("embedding_model", live + " AND embedding IS NOT NULL", stamp),
-            keyword_backend="fts5" if self.uses_fts else "like",
+            keyword_backend=self.keywords.backend,
         )
 
     # -- helpers ---------------------------------------------------------------------------

@@ -71,7 +71,7 @@ class MemoryCodes:
     """Keeps one :class:`CodeSet` (of the model last asked for) in step with the store.
 
     ``writes`` returns the repository's count of committed writes on this connection; a commit
-    by another connection shows in ``PRAGMA data_version`` and makes the set load again.
+    by another connection shows in ``Database.data_version`` and makes the set load again.
     """
 
     def __init__(self, db: Database, writes: Callable[[], int]) -> None:
@@ -83,8 +83,7 @@ class MemoryCodes:
     def current(self, model: str) -> CodeSet:
         """The codes of ``model``'s vectors as the store holds them now (shared: read only)."""
         with self._lock:
-            row = self._db.query_one("PRAGMA data_version")
-            version = int(row[0]) if row else 0
+            version = self._db.data_version()
             codes = self._set
             if codes is None or codes.model != model or codes.data_version != version:
                 codes = CodeSet(model, data_version=version)

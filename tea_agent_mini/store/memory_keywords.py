@@ -6,6 +6,8 @@ one token per run, which would make most Chinese searches miss. Scores are the s
 query's terms a memory contains, computed the same way on both paths. On FTS5 the candidates
 are the best bm25 matches of the query's rarer terms (see ``RANK_BUDGET``), so a query full of
 words most memories contain costs a few milliseconds, not one per thousand memories.
+On PostgreSQL the same table holds a ``tsvector`` of the terms (``dialect.py``), matched by a
+``tsquery`` of them and ranked by ``ts_rank``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ RANK_BUDGET = 6000
 _ACTIVE = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 
 
+def _fts5_term(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _tsquery_term(term: str) -> str:
+    """``term`` as one lexeme of a tsquery literal (no parsing, no stemming)."""
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def _terms_text(content: str) -> str:
     return " ".join(sorted(keyword_terms(content)))
 
@@ -50,6 +61,13 @@ class KeywordIndex:
         if self._fts is None:
             self._fts = self._detect()
         return self._fts
+
+    @property
+    def backend(self) -> str:
+        """``fts5``, ``tsvector`` (the index on PostgreSQL) or ``like``."""
+        if not self.uses_fts:
+            return "like"
+        return "tsvector" if self._db.dialect == "postgresql" else "fts5"
 
     def prepare(self) -> None:
         """Run detection now; call it before opening a write transaction, because detection
@@ -99,12 +117,16 @@ class KeywordIndex:
 
     def _fts_candidates(self, terms: list[str], pool: int) -> list[tuple[int, set[str]]]:
         """Up to ``pool`` (rowid, terms) matching some of ``terms``, best bm25 first."""
+        # the one statement that differs by backend: FTS5's MATCH, PostgreSQL's tsquery (its
+        # lexemes are the terms as stored, see dialect.py); bm25 or ts_rank orders the matches
+        postgres = self._db.dialect == "postgresql"
+        match = "lexemes @@ ?::tsquery" if postgres else f"{FTS_TABLE} MATCH ?"
+        quote = _tsquery_term if postgres else _fts5_term
         matches = []
         for term in terms:  # capped counts: what ranking each term would cost
             row = self._db.query_one(
-                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-                "LIMIT ?)",
-                (f'"{term}"', RANK_BUDGET + 1),
+                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {match} LIMIT ?)",
+                (quote(term), RANK_BUDGET + 1),
             )
             if row and row[0]:
                 matches.append((int(row[0]), term))
@@ -118,19 +140,19 @@ class KeywordIndex:
                 break
             chosen.append(term)
             total += count
-        order = "rank" if total <= RANK_BUDGET else "rowid DESC"
+        query = (" | " if postgres else " OR ").join(quote(term) for term in chosen)
+        params: tuple[object, ...] = (query, pool)
+        order = "rowid DESC"
+        if total <= RANK_BUDGET:
+            order = "ts_rank(lexemes, ?::tsquery) DESC" if postgres else "rank"
+            params = (query, query, pool) if postgres else params
         rows = self._db.query(
-            f"SELECT rowid, terms FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            f"ORDER BY {order} LIMIT ?",
-            (" OR ".join(f'"{term}"' for term in chosen), pool),
+            f"SELECT rowid, terms FROM {FTS_TABLE} WHERE {match} ORDER BY {order} LIMIT ?", params
         )
         return [(row[0], set(row[1].split())) for row in rows]
 
     def _detect(self) -> bool:
-        found = self._db.query_one(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
-        )
-        if not found:
+        if FTS_TABLE not in self._db.tables():
             return False
         try:
             indexed = self._db.query_one(f"SELECT count(*) FROM {FTS_TABLE}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import sqlite3
+    from .database import Row
 
 __all__ = ["SELECT_MEMORIES", "Memory", "MemoryStats", "Snapshot", "memory_from_row"]
 
@@ -58,7 +58,7 @@ class MemoryStats:
     expired: int
     deleted: int
     embedded: dict[str, int]  # model name -> how many active memories carry its vectors
-    keyword_backend: str  # "fts5" or "like"
+    keyword_backend: str  # "fts5", "tsvector" (PostgreSQL) or "like"
     embedder: str = ""  # the embedder in use, filled in by the memory manager
 
 
@@ -73,7 +73,7 @@ class Snapshot:
         self._live: dict[int, Memory] = {}
         self._state: tuple[list[Memory], tuple[float, float]] = ([], (math.inf, -math.inf))
 
-    def apply(self, rows: Iterable[Sequence[Any]]) -> None:
+    def apply(self, rows: Iterable[Row]) -> None:
         """Fold in rows of ``SELECT <COLUMNS>, changed_at``; soft-deleted ones leave."""
         changed = False
         for row in rows:
@@ -110,7 +110,7 @@ def _decode_tags(raw: str | None) -> tuple[str, ...]:
         return ()
 
 
-def memory_from_row(row: sqlite3.Row | Sequence[Any]) -> Memory:
+def memory_from_row(row: Row | Sequence[Any]) -> Memory:
     """A Memory from a row of ``SELECT_MEMORIES`` (values in :data:`COLUMNS` order)."""
     # positional: by name costs a dict lookup per field on hot paths
     (mid, content, priority, importance, category, tags, digest, blob, model, dim, expires_at,

@@ -15,7 +15,7 @@ from ..types import Message, ToolCall
 from .database import Database, like_pattern
 
 if TYPE_CHECKING:
-    import sqlite3
+    from .database import Row
 
 _COLUMNS = (
     "id, topic_id, role, content, parts, reasoning, tool_calls, tool_call_id, name, tokens, "
@@ -223,7 +223,7 @@ def _encode(message: Message) -> tuple[str | None, str | None, str | None]:
     return text, parts, calls
 
 
-def _message(row: sqlite3.Row) -> Message:
+def _message(row: Row) -> Message:
     try:
         content = json.loads(row["parts"]) if row["parts"] is not None else row["content"]
         raw_calls = json.loads(row["tool_calls"]) if row["tool_calls"] else []

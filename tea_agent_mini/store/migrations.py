@@ -1,8 +1,11 @@
-"""Schema migrations: named, ordered functions. ``PRAGMA user_version`` records the last one run.
+"""Schema migrations: named, ordered functions, the same on both backends. The database records
+the last one run: ``PRAGMA user_version`` on SQLite, the ``schema_migrations`` table on
+PostgreSQL (see ``Database.record_migration``).
 
 To change the schema, append ``(next_version, "what_it_does", function)`` to :data:`MIGRATIONS`;
-the function receives the :class:`Database` inside a transaction. Never edit a migration that has
-shipped: users' files have already run it.
+the function receives the :class:`Database` inside a transaction. Write SQLite's DDL (keywords
+and types in capitals): on PostgreSQL ``dialect.py`` translates it. Never edit a migration that
+has shipped: users' databases have already run it.
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ def _memories(db: Database) -> None:
     # snapshot of live memories can catch up by reading only the rows changed since
     db.execute("CREATE INDEX memories_by_change ON memories (changed_at)")
     # Keyword index over precomputed terms (words, CJK bigrams); rowid = memories.id. Optional:
-    # without FTS5 in this SQLite build the repository searches with LIKE instead.
+    # without FTS5 in this SQLite build the repository searches with LIKE instead. On
+    # PostgreSQL it becomes a table with a tsvector of the terms (dialect.py).
     try:
         db.execute("CREATE VIRTUAL TABLE memories_fts USING fts5 (terms, tokenize = 'unicode61')")
     except StoreError as exc:
@@ -356,6 +360,19 @@ def _prompt_versions(db: Database) -> None:
     )
 
 
+def _skill_stats(db: Database) -> None:
+    # how each skill went: loads and the outcomes of the tasks that loaded it (skillstats.py)
+    db.execute(
+        """CREATE TABLE skill_stats (
+            name TEXT PRIMARY KEY,
+            uses INTEGER NOT NULL DEFAULT 0,
+            successes INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_used REAL
+        )"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -368,28 +385,28 @@ MIGRATIONS: list[Migration] = [
     (9, "agents", _agents),
     (10, "learning", _learning),
     (11, "prompt_versions", _prompt_versions),
+    (12, "skill_stats", _skill_stats),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 
 
 def schema_version(db: Database) -> int:
-    row = db.query_one("PRAGMA user_version")
-    return int(row[0]) if row else 0
+    return db.schema_version()
 
 
 def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS) -> int:
-    """Run every migration newer than the file's version; return the version it started at.
+    """Run every migration newer than the database's version; return the version it started at.
 
     Raises:
-        StoreError: the file is newer than this code, is an SQLite file some other program made,
+        StoreError: the database is newer than this code, holds tables some other program made,
             or a migration failed (that migration is rolled back, earlier ones stay).
     """
     latest = migrations[-1][0] if migrations else 0
-    start = schema_version(db)
+    start = db.schema_version()
     if start > latest:
         raise StoreError(
-            f"the store {db.path} has schema version {start}, but this tea_agent_mini only knows "
-            f"up to {latest}; upgrade tea_agent_mini or point TEA_AGENT_HOME elsewhere"
+            f"the store {db.location} has schema version {start}, but this tea_agent_mini only "
+            f"knows up to {latest}; upgrade tea_agent_mini or {db.elsewhere}"
         )
     if start == 0:
         _refuse_foreign_schema(db)
@@ -399,25 +416,21 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS) -> int:
         try:
             with db.transaction():
                 # re-read under the write lock: another process may have migrated meanwhile
-                if schema_version(db) >= version:
+                if db.schema_version() >= version:
                     continue
-                log.info("migrating %s to schema %d (%s)", db.path, version, name)
+                log.info("migrating %s to schema %d (%s)", db.location, version, name)
                 apply(db)
-                db.execute(f"PRAGMA user_version = {int(version)}")
+                db.record_migration(version, name)
         except StoreError as exc:
             raise StoreError(f"migration {version} ({name}) failed: {exc}") from exc
     return start
 
 
 def _refuse_foreign_schema(db: Database) -> None:
-    rows = db.query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-        "ESCAPE '\\' ORDER BY name"
-    )
-    if rows:
-        names = ", ".join(row[0] for row in rows[:5])
+    names = db.tables()
+    if names:
+        kind = "an SQLite database" if db.dialect == "sqlite" else "a database"
         raise StoreError(
-            f"{db.path} is an SQLite database that tea_agent_mini did not create "
-            f"(tables: {names}); refusing to change it "
-            "(move it aside or point TEA_AGENT_HOME elsewhere)"
+            f"{db.location} is {kind} that tea_agent_mini did not create "
+            f"(tables: {', '.join(names[:5])}); refusing to change it ({db.elsewhere})"
         )

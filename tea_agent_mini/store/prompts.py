@@ -14,13 +14,9 @@ NULL for turns from before versions were recorded), so outcomes can be grouped b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..errors import StoreError
-from .database import Database
-
-if TYPE_CHECKING:
-    import sqlite3
+from .database import Database, Row
 
 __all__ = ["OUTCOMES", "PromptVersion", "PromptVersionRepository", "TurnOutcomes"]
 
@@ -149,7 +145,7 @@ class PromptVersionRepository:
         return {version: TurnOutcomes(**tally) for version, tally in counts.items()}
 
 
-def _version(row: sqlite3.Row) -> PromptVersion:
+def _version(row: Row) -> PromptVersion:
     return PromptVersion(
         version=int(row["version"]),
         text=row["text"],

@@ -19,7 +19,7 @@ from ..errors import StoreError
 from .database import Database, like_pattern
 
 if TYPE_CHECKING:
-    import sqlite3
+    from .database import Row
 
 __all__ = ["RUN_STATUSES", "TASK_KINDS", "Task", "TaskRepository", "TaskRun"]
 
@@ -376,7 +376,7 @@ class TaskRepository:
         return [_run(row) for row in rows]
 
 
-def _task(row: sqlite3.Row) -> Task:
+def _task(row: Row) -> Task:
     return Task(
         id=row["id"],
         name=row["name"],
@@ -401,7 +401,7 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
-def _run(row: sqlite3.Row) -> TaskRun:
+def _run(row: Row) -> TaskRun:
     return TaskRun(
         id=row["id"],
         task_id=row["task_id"],

@@ -12,7 +12,7 @@ from .database import Database, like_pattern
 from .state import topic_scope
 
 if TYPE_CHECKING:
-    import sqlite3
+    from .database import Row
 
 SOURCES = ("ui", "api", "cli", "task", "subagent")
 """The front ends that make topics: the web UI, the OpenAI-compatible API, the terminal (and
@@ -183,7 +183,7 @@ class TopicRepository:
         return cursor.rowcount > 0
 
 
-def _topic(row: sqlite3.Row) -> Topic:
+def _topic(row: Row) -> Topic:
     return Topic(
         id=row["id"],
         title=row["title"],

@@ -136,15 +136,15 @@ def process_uptime() -> float | None:
 def store_report(store: Store | None) -> dict[str, Any]:
     if store is None:
         return {}
-    path = Path(store.path)
-    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.is_file())
+    path = store.path
+    report: dict[str, Any] = {"database": store.location}  # PostgreSQL: the URL, no secrets
+    if path is not None:
+        files = (path, Path(f"{path}-wal"))
+        report["database_bytes"] = sum(p.stat().st_size for p in files if p.is_file())
     topics = store.topics.recent(limit=1_000_000, include_archived=True)
-    return {
-        "database": str(path),
-        "database_bytes": size,
-        "topics": len(topics),
-        "messages": sum(topic.message_count for topic in topics),
-    }
+    report["topics"] = len(topics)
+    report["messages"] = sum(topic.message_count for topic in topics)
+    return report
 
 
 @tool("toolkit_self_report", concurrency_safe=True)

@@ -210,14 +210,18 @@ def toolkit_get_config_path(ctx: ToolContext) -> dict[str, Any]:
     home = config.home
     config_file = config.source or profile_path(config.profile, home)
     db = config.db_path
+    database: dict[str, Any] = {"database": str(db)}
+    if config.store.url:  # PostgreSQL: the URL without its credentials
+        database = {"database": public_url(config.store.url)}
+    else:
+        database["database_bytes"] = db.stat().st_size if db.is_file() else 0
     return {
         "home": str(home),
         "config_file": str(config_file),
         "config_file_exists": config_file.is_file(),
         "profile": config.profile,
         "profiles": list_profiles(home),
-        "database": str(db),
-        "database_bytes": db.stat().st_size if db.is_file() else 0,
+        **database,
         "workspace": str(config.workspace),
         "folders": {name: str(home / name) for name in ("tools", "skills", "commands", "kb")},
     }

@@ -64,7 +64,10 @@ def toolkit_skills(
     if action == "list":
         return _list(catalog)
     if action == "load":
-        return _load(catalog, name, file)
+        text = _load(catalog, name, file)
+        if ctx.store is not None and not file.strip():
+            ctx.store.skill_stats.used(_find(catalog, name).name)  # how skills go: skillstats.py
+        return text
     if action == "search":
         return _search(catalog, query)
     raise ToolError(f"unknown action {action!r}; use {', '.join(ACTIONS)}")

@@ -163,6 +163,11 @@ def test_check_passes_on_a_clean_project(project: Path) -> None:
         ),
         ("tea_agent_mini/trans.py", "import anyio\n", "imports anyio, outside the stdlib"),
         (
+            "tea_agent_mini/eager.py",
+            "import pg8000.native\n\n\ndef connect():\n    import pg8000\n",
+            "imports pg8000.native (an optional extra) when the module loads",
+        ),
+        (
             "tea_agent_mini/tools/files/uses_excluded.py",
             "from ..browser import run\n",
             "imports tea_agent_mini.tools.browser, which is excluded in the wheel",

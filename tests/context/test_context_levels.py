@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-import pytest
-
 from tea_agent_mini.config import load_config
 from tea_agent_mini.context.builder import ContextInputs, build_request, load_levels
 from tea_agent_mini.context.history import PLACEHOLDER_PREFIX, RECENT_TURNS
@@ -14,17 +12,11 @@ from tea_agent_mini.context.pairs import record_pairs
 from tea_agent_mini.context.records import ContextRecords, ToolUse, TopicSummary, TurnPair
 from tea_agent_mini.context.relevance import select_pairs
 from tea_agent_mini.runtime import Runtime
-from tea_agent_mini.store import Store, topic_scope
+from tea_agent_mini.store import topic_scope
 from tea_agent_mini.terms import keyword_terms
 from tea_agent_mini.types import Message, ToolCall
 from tests.context.context_helpers import add_turn, assert_consistent
 from tests.fakes.script import without_context_block
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
 
 
 def build(store, topic_id, **kwargs):

@@ -105,7 +105,7 @@ def test_what_a_bundled_skill_covers_is_not_written_again(tea_home):
 def test_without_a_model_the_calls_make_the_steps():
     turn = Turn("Count the rows of data.csv!", [("toolkit_glob", '{"pattern": "*.csv"}')])
     made = heuristic_draft(turn)
-    assert made.name == "count-the-rows-of-data-csv" and made.source == "heuristic"
+    assert made.name == "count-rows-data-csv" and made.source == "heuristic"
     assert made.steps == ('Call toolkit_glob with arguments like {"pattern": "*.csv"}',)
     assert slug("  Hello, World_2 ") == "hello-world-2"
 
@@ -169,3 +169,45 @@ def test_a_failing_then_succeeding_task_leaves_a_skill_a_new_conversation_receiv
     relevant, unrelated = requests[-2], requests[-1]
     assert "- count-csv-rows:" in str(relevant["messages"][-1]["content"])
     assert "count-csv-rows" not in str(unrelated["messages"][-1]["content"])
+
+
+def test_a_loaded_skill_counts_a_use_and_the_outcome_of_its_task(
+    model_config, scripted_server, verdicts
+):
+    load = {"action": "load", "name": "code-review"}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_skills", load)]),
+        Reply(tool_calls=[ToolCallSpec("toolkit_glob", {"pattern": "*"})]),
+        Reply(text="Reviewed."),
+    )
+
+    async def go():
+        runtime = Runtime(load_config())
+        try:
+            await turn(runtime, "review my change")
+            return runtime.store.skill_stats.get("code-review")
+        finally:
+            await runtime.aclose()
+
+    stats = asyncio.run(go())
+    assert stats is not None and (stats.uses, stats.successes, stats.failures) == (1, 1, 0)
+
+
+def test_a_small_models_copied_placeholders_are_dropped():
+    from tea_agent_mini.evaluation.crystallise import _draft_from
+
+    turn = Turn("How many rows are in sales.csv?", [("toolkit_exec", '{"command": "wc -l"}')])
+    copied = {
+        "name": "lowercase-words-with-hyphens",
+        "description": "Counts the data rows of a CSV file with a shell command.",
+        "when_to_use": "<...>",
+        "steps": ["Run wc -l on the file", "<...>"],
+        "triggers": ["phrases a user would say"],
+    }
+    made = _draft_from(copied, turn)
+    assert made is not None
+    assert made.name == "many-rows-sales-csv"
+    assert made.steps == ("Run wc -l on the file",)
+    assert made.triggers == ("How many rows are in sales.csv?",)
+    assert made.when_to_use == made.description
+    assert _draft_from({**copied, "description": "<what the skill does>"}, turn) is None

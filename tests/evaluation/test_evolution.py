@@ -99,19 +99,34 @@ def test_tools_md_describes_your_own_tools(store, tea_home):
 
 def test_weak_skills_retire_and_orphaned_tool_skills_go(store, tea_home):
     create_skill(tea_home, "weak-one", "A skill that rarely helps.", "Do it.")
+    learned = tea_home / "skills" / "learned" / "weak-learned"
+    learned.mkdir(parents=True)
+    (learned / "SKILL.md").write_text(
+        "---\nname: weak-learned\ndescription: Learned, rarely helps.\n---\nSteps.\n"
+    )
     create_skill(tea_home, "good-one", "A skill that helps.", "Do it well.")
     write_tool_skill(tea_home, "gone_tool", "Was a tool.", {"type": "object"})
     write_tool_skill(tea_home, "kept_tool", "Is a tool.", {"type": "object"})
-    store.db.execute("CREATE TABLE skill_stats (name TEXT, uses INTEGER, successes INTEGER)")
-    for name, uses, good in (("weak-one", 10, 1), ("good-one", 10, 9), ("code-review", 9, 0)):
-        store.db.execute("INSERT INTO skill_stats VALUES (?, ?, ?)", (name, uses, good))
+    stats = (
+        ("weak-one", 10, 1),
+        ("good-one", 10, 9),
+        ("code-review", 9, 0),
+        ("weak-learned", 6, 0),
+    )
+    for name, uses, good in stats:
+        for turn in range(uses):
+            store.skill_stats.used(name)
+            store.skill_stats.outcome(name, turn < good)
     tools = [(Spec("kept_tool"), True)]
     report = run_evolution(store, tea_home, EvolutionConfig(), tools)
     care = report.skills
-    assert care.retired == ["weak-one"] and care.weak == ["code-review"]  # bundled: only reported
+    assert care.retired == ["weak-learned", "weak-one"]
+    assert care.weak == ["code-review"]  # bundled: only reported
     assert care.removed == ["tool-gone-tool"]
     skills = tea_home / "skills"
     assert (skills / ".retired" / "weak-one" / "SKILL.md").is_file()
+    assert (skills / ".retired" / "weak-learned" / "SKILL.md").is_file()
+    assert not (skills / "learned" / "weak-learned").exists()
     assert not (skills / "weak-one").exists() and (skills / "good-one").is_dir()
     assert not (skills / "tool-gone-tool").exists() and (skills / "tool-kept-tool").is_dir()
 

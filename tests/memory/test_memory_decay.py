@@ -8,16 +8,9 @@ import pytest
 from tea_agent_mini.memory.decay import decay_memories, decayed_priority
 from tea_agent_mini.memory.manager import MemoryManager
 from tea_agent_mini.memory.model import Priority
-from tea_agent_mini.store import Store
 
 T0 = 1_700_000_000.0
 DAY = 86400.0
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
 
 
 @pytest.mark.parametrize(

@@ -14,17 +14,10 @@ from tea_agent_mini.memory.ingest import (
 )
 from tea_agent_mini.memory.manager import MemoryManager
 from tea_agent_mini.memory.model import Candidate, Priority
-from tea_agent_mini.store import Store
 from tea_agent_mini.terms import keyword_terms
 
 T0 = 1_700_000_000.0
 DAY = 86400.0
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from tea_agent_mini.memory.embedder import FallbackEmbedder, LocalEmbedder
 from tea_agent_mini.memory.embedding import build_embedder, embed_texts, same_host
 from tea_agent_mini.memory.index import MemoryVectors
 from tea_agent_mini.memory.manager import MemoryManager
-from tea_agent_mini.store import Store
 from tests.fakes.scripted_server import ScriptedServer
 
 T0 = 1_700_000_000.0
@@ -22,12 +21,6 @@ FACTS = [
     "用户每天早上喝一杯绿茶",
     "The database backups run every night at 2am",
 ]
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
 
 
 def fill(manager):

@@ -19,8 +19,9 @@ from tests.scheduler.scheduler_helpers import HOUR, T0, FakeClock, Recorder, set
 
 
 @pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "chat.db"
+def db_path(store_target):
+    """The store, opened once or twice per test (two runners): an SQLite file or PostgreSQL."""
+    return store_target
 
 
 def add_task(store, clock, schedule="daily:09:00", **options):

@@ -1,4 +1,5 @@
-"""The connection layer: pragmas, WAL, transactions, error translation, refusing foreign files."""
+"""The connection layer: transactions and error translation on both backends; SQLite's pragmas,
+WAL and refusal of foreign files (tests on tmp_path: only SQLite has a file)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,6 @@ from tea_agent_mini.errors import StoreError
 from tea_agent_mini.store import Store
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
 def test_open_creates_parent_directories(tmp_path):
     path = tmp_path / "a" / "b" / "chat.db"
     with Store.open(path) as store:
@@ -23,6 +18,7 @@ def test_open_creates_parent_directories(tmp_path):
     assert path.is_file()
 
 
+@pytest.mark.parametrize("store_target", ["sqlite"], indirect=True)  # SQLite's PRAGMAs
 def test_connection_pragmas(store):
     assert store.db.query_one("PRAGMA journal_mode")[0] == "wal"
     assert store.db.query_one("PRAGMA foreign_keys")[0] == 1
@@ -45,19 +41,24 @@ def test_wal_mode_is_persistent_and_close_checkpoints(tmp_path):
         conn.close()
 
 
-def test_close_twice_and_use_after_close(tmp_path):
-    store = Store.open(tmp_path / "chat.db")
+def test_close_twice_and_use_after_close(store_target):
+    store = Store.open(store_target)
     store.close()
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.topics.recent()
 
 
-def test_sqlite_errors_become_store_errors(store):
-    with pytest.raises(StoreError, match="no such table") as info:
+def test_driver_errors_become_store_errors(store):
+    with pytest.raises(StoreError, match="no such table|does not exist") as info:
         store.db.query("SELECT * FROM nowhere")
-    assert isinstance(info.value.__cause__, sqlite3.Error)
-    assert str(store.path) in str(info.value)
+    if store.db.dialect == "sqlite":
+        assert isinstance(info.value.__cause__, sqlite3.Error)
+    else:
+        import pg8000
+
+        assert isinstance(info.value.__cause__, pg8000.Error)
+    assert store.location in str(info.value)
 
 
 def test_transaction_commits(store):

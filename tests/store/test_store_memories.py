@@ -16,17 +16,12 @@ T0 = 1_700_000_000.0
 DAY = 86400.0
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
-@pytest.fixture(params=["fts5", "like"])
+@pytest.fixture(params=["index", "like"])
 def repo(request, store):
-    """The store's repository on both keyword paths."""
-    if request.param == "fts5":
-        assert store.memories.uses_fts  # this SQLite has FTS5; the fts5 case must really use it
+    """The store's repository on both keyword paths: the index (FTS5, or tsvector on
+    PostgreSQL) and LIKE."""
+    if request.param == "index":
+        assert store.memories.uses_fts  # this SQLite has FTS5; the index case must really use it
         return store.memories
     forced = MemoryRepository(store.db, use_fts=False)
     assert not forced.uses_fts
@@ -192,20 +187,19 @@ def test_keyword_score_is_the_share_of_query_terms(repo):
     assert list(scores) == [both.id, one.id]
 
 
-def test_ranking_skips_terms_too_common_to_rank_cheaply(store, monkeypatch):
+def test_ranking_skips_terms_too_common_to_rank_cheaply(store, statements, monkeypatch):
     from tea_agent_mini.store import memory_keywords
 
     monkeypatch.setattr(memory_keywords, "RANK_BUDGET", 3)
     repo = store.memories
     common = [repo.add(f"common note {n}", now=T0) for n in range(5)]
     both = repo.add("common rare", now=T0)
-    statements: list[str] = []
-    store.db._conn.set_trace_callback(statements.append)
+    statements.clear()
     scores = repo.keyword_scores("rare common", now=T0)
-    store.db._conn.set_trace_callback(None)
     assert scores == {both.id: 1.0}  # found by its rare term, scored on both
-    (ranked,) = [s for s in statements if "ORDER BY rank" in s]
-    assert "'\"rare\"'" in ranked and "common" not in ranked
+    # ranked by bm25 (SQLite) or ts_rank (PostgreSQL), on the rare term alone
+    (ranked,) = [params for sql, params in statements if "rank" in sql.split("ORDER BY")[-1]]
+    assert ranked[0] in ('"rare"', "'rare'") and "common" not in str(ranked)
     # every term too common: the newest matches, still scored by their share of the terms
     newest = repo.keyword_scores("common", limit=2, now=T0)
     assert list(newest) == [both.id, common[-1].id]
@@ -228,14 +222,11 @@ def test_edited_content_is_searched_by_its_new_words(repo):
     assert [m.id for m, _ in repo.search_keyword("techno", now=T0 + 2)] == [memory.id]
 
 
-def test_like_fallback_when_the_fts_table_is_missing(tmp_path):
-    path = tmp_path / "chat.db"
+def test_like_fallback_when_the_fts_table_is_missing(store_target):
+    path = store_target
     with Store.open(path) as store:
         store.memories.add("remember the milk", now=T0)
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE memories_fts")
-    conn.commit()
-    conn.close()
+        store.db.execute("DROP TABLE memories_fts")
     with Store.open(path) as store:
         assert not store.memories.uses_fts
         assert store.memories.stats(T0).keyword_backend == "like"
@@ -244,8 +235,8 @@ def test_like_fallback_when_the_fts_table_is_missing(tmp_path):
         assert sorted(m.content for m, _ in hits) == ["buy oat milk", "remember the milk"]
 
 
-def test_fts_index_out_of_step_is_rebuilt(tmp_path):
-    path = tmp_path / "chat.db"
+def test_fts_index_out_of_step_is_rebuilt(store_target):
+    path = store_target
     with Store.open(path) as store:
         # written without indexing, as an SQLite without FTS5 would
         MemoryRepository(store.db, use_fts=False).add("written while FTS was unavailable")
@@ -268,8 +259,8 @@ def test_active_snapshot_follows_writes_incrementally(store):
     assert [(m.id, m.content) for m in repo.active(T0)] == [(a.id, "first, edited")]
 
 
-def test_active_snapshot_sees_other_connections(tmp_path):
-    path = tmp_path / "chat.db"
+def test_active_snapshot_sees_other_connections(store_target):
+    path = store_target
     with Store.open(path) as one, Store.open(path) as two:
         one.memories.add("from one", now=T0)
         assert [m.content for m in two.memories.active(T0)] == ["from one"]
@@ -291,8 +282,8 @@ def test_stats_counts(store):
     assert stats.embedded == {"m": 1}
 
 
-def test_memories_survive_reopening(tmp_path):
-    path = tmp_path / "chat.db"
+def test_memories_survive_reopening(store_target):
+    path = store_target
     with Store.open(path) as store:
         memory = store.memories.add("persistent", tags=["x"], now=T0)
     with Store.open(path) as store:
@@ -306,7 +297,7 @@ MEMORY_COLUMNS = [
 ]  # fmt: skip
 
 
-def test_migrations_build_the_memories_schema(tmp_path):
+def test_migrations_build_the_memories_schema(tmp_path):  # SQLite; PostgreSQL: test_store_postgres
     path = tmp_path / "chat.db"
     Store.open(path).close()
     conn = sqlite3.connect(path)
@@ -322,12 +313,12 @@ def test_migrations_build_the_memories_schema(tmp_path):
     assert fts is not None and "fts5" in fts[0].lower()
 
 
-def test_migration_six_gives_stored_vectors_their_codes(tmp_path):
+def test_migration_six_gives_stored_vectors_their_codes(empty_target):
     from tea_agent_mini.store.database import Database
     from tea_agent_mini.store.migrations import MIGRATIONS, migrate
     from tea_agent_mini.vectors import pack, sign_code
 
-    path = tmp_path / "chat.db"
+    path = empty_target
     db = Database.open(path)
     try:
         migrate(db, MIGRATIONS[:5])  # a file from before the codes

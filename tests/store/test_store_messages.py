@@ -12,12 +12,6 @@ from tea_agent_mini.types import Message, ToolCall
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
-@pytest.fixture
 def topic_id(store):
     return store.topics.create("t").id
 
@@ -167,6 +161,7 @@ def test_recent_turns_without_user_messages_and_its_cap(store, topic_id):
     assert [m.content for m in capped][-1] == "answer 2" and len(capped) == 5
 
 
+@pytest.mark.parametrize("store_target", ["sqlite"], indirect=True)  # SQLite's query plans
 def test_recent_turns_reads_through_indexes(store, topic_id):
     # the cost must follow the window, not the topic: no statement may scan the messages table
     _turns(store, topic_id, 12)
@@ -283,10 +278,10 @@ def test_eight_threads_write_to_one_topic(store, topic_id):
     assert topic.prompt_tokens == threads_n * (per_thread // 10)
 
 
-def test_two_connections_to_one_file_write_concurrently(tmp_path):
-    # the CLI and the server may open the same chat.db: BEGIN IMMEDIATE + busy_timeout serialise
-    path = tmp_path / "chat.db"
-    first, second = Store.open(path), Store.open(path)
+def test_two_connections_to_one_database_write_concurrently(store_target):
+    # the CLI and the server may open the same chat.db: BEGIN IMMEDIATE + busy_timeout serialise;
+    # several instances share one PostgreSQL database
+    first, second = Store.open(store_target), Store.open(store_target)
     try:
         topic_id = first.topics.create("shared").id
         barrier = threading.Barrier(4)

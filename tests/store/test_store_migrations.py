@@ -1,4 +1,6 @@
-"""Schema versioning: fresh files, older files, newer files, foreign SQLite files."""
+"""Schema versioning on both backends: fresh databases, older ones, newer ones, foreign ones. The
+tests on ``tmp_path`` build SQLite files by hand (the schema migration 1 shipped, a newer or a
+foreign file) and check that a refused file is left byte for byte as it was: SQLite only."""
 
 from __future__ import annotations
 
@@ -113,12 +115,93 @@ def test_fresh_file_migrates_from_version_zero(tmp_path):
     assert {"topics", "messages", "state"} <= _tables(path)
 
 
-def test_reopening_does_not_migrate_again(tmp_path):
-    path = tmp_path / "chat.db"
-    Store.open(path).close()
-    db = Database.open(path)
+def test_a_fresh_database_migrates_from_version_zero(empty_target):
+    with Store.open(empty_target) as store:
+        assert store.db.schema_version() == LATEST
+        assert {"topics", "messages", "state", "memories", "tasks"} <= set(store.db.tables())
+
+
+def test_reopening_does_not_migrate_again(empty_target):
+    Store.open(empty_target).close()
+    db = Database.open(empty_target)
     try:
         assert migrate(db) == LATEST
+    finally:
+        db.close()
+
+
+def _at_version_one(target) -> None:
+    db = Database.open(target)
+    try:
+        migrate(db, MIGRATIONS[:1])
+        db.execute(
+            "INSERT INTO topics (id, title, created_at, updated_at) VALUES ('t1', 'old', 1, 2)"
+        )
+    finally:
+        db.close()
+
+
+def test_a_database_at_version_one_runs_the_missing_migrations_in_order(empty_target):
+    _at_version_one(empty_target)
+    future = [
+        *MIGRATIONS,
+        (LATEST + 1, "pinned_topics", _add_pinned),
+        (LATEST + 2, "notes", _create_notes),
+    ]
+    db = Database.open(empty_target)
+    try:
+        assert migrate(db, future) == 1
+        assert schema_version(db) == LATEST + 2
+        assert db.query_one("SELECT pinned FROM topics WHERE id = 't1'")[0] == 1
+        assert db.query("SELECT * FROM notes") == []
+    finally:
+        db.close()
+
+
+def test_a_failing_migration_rolls_back_and_keeps_the_earlier_ones(empty_target):
+    _at_version_one(empty_target)
+
+    def broken(db: Database) -> None:
+        db.execute("CREATE TABLE half_done (x TEXT)")
+        db.execute("THIS IS NOT SQL")
+
+    future = [*MIGRATIONS, (LATEST + 1, "notes", _create_notes), (LATEST + 2, "broken", broken)]
+    db = Database.open(empty_target)
+    try:
+        with pytest.raises(StoreError, match=rf"migration {LATEST + 2} \(broken\)"):
+            migrate(db, future)
+        assert schema_version(db) == LATEST + 1
+        assert "half_done" not in db.tables() and "notes" in db.tables()
+    finally:
+        db.close()
+
+
+def test_a_newer_database_is_refused(empty_target):
+    Store.open(empty_target).close()
+    db = Database.open(empty_target)
+    try:
+        with db.transaction():
+            db.record_migration(LATEST + 5, "from_the_future")
+    finally:
+        db.close()
+    with pytest.raises(StoreError, match="only knows") as info:
+        Store.open(empty_target)
+    message = str(info.value)
+    assert str(LATEST + 5) in message and "upgrade" in message
+
+
+def test_a_database_someone_else_made_is_refused(empty_target):
+    db = Database.open(empty_target)
+    try:
+        db.execute("CREATE TABLE topics (topic_id INTEGER PRIMARY KEY, title TEXT)")
+    finally:
+        db.close()
+    with pytest.raises(StoreError, match="did not create") as info:
+        Store.open(empty_target)
+    assert "topics" in str(info.value)
+    db = Database.open(empty_target)
+    try:
+        assert db.tables() == ["topics"] and db.schema_version() == 0  # left as it was
     finally:
         db.close()
 
@@ -159,26 +242,6 @@ def test_older_file_runs_only_the_missing_migrations_in_order(tmp_path):
         assert db.query("SELECT * FROM notes") == []
     finally:
         db.close()
-
-
-def test_failing_migration_rolls_back_and_keeps_earlier_ones(tmp_path):
-    path = tmp_path / "chat.db"
-    _make_v1(path)
-
-    def broken(db: Database) -> None:
-        db.execute("CREATE TABLE half_done (x)")
-        db.execute("THIS IS NOT SQL")
-
-    future = [*MIGRATIONS, (LATEST + 1, "notes", _create_notes), (LATEST + 2, "broken", broken)]
-    db = Database.open(path)
-    try:
-        with pytest.raises(StoreError, match=rf"migration {LATEST + 2} \(broken\)"):
-            migrate(db, future)
-        assert schema_version(db) == LATEST + 1
-    finally:
-        db.close()
-    assert "half_done" not in _tables(path)
-    assert "notes" in _tables(path)
 
 
 def test_newer_file_is_refused_and_left_untouched(tmp_path):

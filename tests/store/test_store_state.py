@@ -5,13 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tea_agent_mini.errors import StoreError
-from tea_agent_mini.store import Store
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
 
 
 @pytest.mark.parametrize(

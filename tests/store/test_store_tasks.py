@@ -12,12 +12,6 @@ from tea_agent_mini.store.tasks import INTERRUPTED, OUTPUT_LIMIT, cap_output
 NOW = 1_000_000.0
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
 def add(store, name="job", **fields):
     values = {"kind": "shell", "schedule": "hourly:00", "command": "true", "next_run_at": NOW}
     return store.tasks.add(name=name, **{**values, **fields}, now=NOW - 100)
@@ -57,8 +51,8 @@ def test_scheduled_lists_enabled_tasks_with_a_next_time_soonest_first(store):
     assert [t.id for t in store.tasks.scheduled()] == [soon.id, late.id]
 
 
-def test_claim_is_exclusive_until_release(tmp_path):
-    with Store.open(tmp_path / "c.db") as one, Store.open(tmp_path / "c.db") as two:
+def test_claim_is_exclusive_until_release(store_target):
+    with Store.open(store_target) as one, Store.open(store_target) as two:
         task = add(one)  # due at NOW
         assert two.tasks.claim(task.id, "b", NOW - 1, NOW + 60) is None  # not due yet
         assert one.tasks.claim(task.id, "a", NOW, NOW + 60).lease_owner == "a"

@@ -13,14 +13,8 @@ from tea_agent_mini.types import Message
 BEFORE_SOURCES = [m for m in MIGRATIONS if m[0] < 7]
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
-def test_older_topics_become_ui_topics_except_those_of_tasks(tmp_path):
-    path = tmp_path / "chat.db"
+def test_older_topics_become_ui_topics_except_those_of_tasks(empty_target):
+    path = empty_target
     db = Database.open(path)
     try:
         migrate(db, BEFORE_SOURCES)

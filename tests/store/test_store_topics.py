@@ -10,12 +10,6 @@ from tea_agent_mini.store import Store, topic_scope
 from tea_agent_mini.types import Message
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "chat.db") as opened:
-        yield opened
-
-
 def test_create_and_get(store):
     topic = store.topics.create("First", profile="coder")
     assert re.fullmatch("[0-9a-f]{32}", topic.id)
@@ -101,19 +95,17 @@ def test_system_prompt_set_and_clear(store):
     assert store.topics.get(topic.id).system_prompt is None
 
 
-def test_exists_and_system_prompt_read_without_counting_messages(store):
+def test_exists_and_system_prompt_read_without_counting_messages(store, statements):
     topic = store.topics.create()
     store.messages.add(topic.id, Message(role="user", content="hi"))
     assert store.topics.exists(topic.id) and not store.topics.exists("nope")
     assert store.topics.system_prompt(topic.id) is None
     store.topics.set_system_prompt(topic.id, "Be brief.")
-    statements: list[str] = []
-    store.db._conn.set_trace_callback(statements.append)
+    statements.clear()
     assert store.topics.system_prompt(topic.id) == "Be brief."
     assert store.topics.system_prompt("nope") is None
     store.topics.exists(topic.id)
-    store.db._conn.set_trace_callback(None)
-    assert statements and not any("messages" in sql for sql in statements)
+    assert statements and not any("messages" in sql for sql, _ in statements)
 
 
 def test_archived_topics_are_hidden_from_list(store):
@@ -146,8 +138,8 @@ def test_delete_cascades_to_messages_and_topic_state(store):
     assert store.topics.delete(doomed.id) is False
 
 
-def test_topic_resumes_after_restart(tmp_path):
-    path = tmp_path / "home" / "chat.db"
+def test_topic_resumes_after_restart(store_target):
+    path = store_target
     store = Store.open(path)
     topic = store.topics.create("resumable", profile="default")
     store.topics.add_usage(topic.id, 10, 3)

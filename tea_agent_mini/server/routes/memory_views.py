@@ -59,7 +59,7 @@ MEMORY_STATS = obj(
         "expired": INT,
         "deleted": INT,
         "embedded": {"type": "object", "additionalProperties": INT},
-        "keyword_backend": {"enum": ["fts5", "like"]},
+        "keyword_backend": {"enum": ["fts5", "tsvector", "like"]},
         "embedder": STR,
     }
 )
