@@ -182,7 +182,11 @@ class BrokenStats:
 def test_uses_and_outcomes_come_from_the_stores_skill_stats(http, live, tea_home, monkeypatch):
     write_learned_skill(tea_home)
     (listed,) = ok(http.get("/v1/skills/learned"))["data"]
-    assert listed["uses"] is None  # a store without statistics
+    assert listed["uses"] is None  # never loaded
+    live.runtime.store.skill_stats.used("count-csv-rows")
+    live.runtime.store.skill_stats.outcome("count-csv-rows", False)
+    (listed,) = ok(http.get("/v1/skills/learned"))["data"]
+    assert (listed["uses"], listed["successes"], listed["failures"]) == (1, 0, 1)
     monkeypatch.setattr(live.runtime.store, "skill_stats", Stats(), raising=False)
     (listed,) = ok(http.get("/v1/skills/learned"))["data"]
     assert (listed["uses"], listed["successes"], listed["failures"]) == (4, 3, 1)
