@@ -39,6 +39,7 @@ from .routes import (
     search,
     session_turns,
     sessions,
+    skills_learned,
     tasks,
     team,
     tools,
@@ -94,6 +95,7 @@ ROUTE_MODULES = (
     notices,
     flows,
     evaluations,
+    skills_learned,
     openapi,
     static,
 )
