@@ -40,6 +40,7 @@ from .routes import (
     search,
     session_turns,
     sessions,
+    skills_learned,
     tasks,
     team,
     tools,
@@ -95,6 +96,7 @@ ROUTE_MODULES = (
     notices,
     flows,
     evaluations,
+    skills_learned,
     openapi,
     static,
 )
