@@ -18,6 +18,7 @@ TRIGGERS=(
   'scripts/buildlib/nuitka_*'
   'tea_agent_mini/server/static/*'
   'tea_agent_mini/skills/bundled/*'
+  'tea_agent_mini/agent/bundled/*'
 )
 
 decide() {

@@ -138,6 +138,9 @@ class ServerConfig:
     api_key: str = ""
     cors_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
+    # PostgreSQL store: seconds an instance holds a session's turns without renewing; another
+    # instance takes over the session's queue when a dead instance's lease runs out
+    turn_lease: float = 20.0
 
     __repr__ = _masked_repr
 

@@ -28,6 +28,8 @@
     │   └── UnknownTeammate  no teammate has that name
     ├── PromptVersionError   (context/guidelines.py) a prompt version refused, missing, or not
     │                        allowed in the versions' state (accept a non-proposal ...)
+    ├── LearnedSkillError    (evaluation/learned.py) a learned skill missing, an edit that does
+    │                        not parse, a promotion onto a skill of the user's
     ├── ScheduleError        (scheduler/cron.py) a schedule that cannot be parsed or never fires
     ├── TaskError            (scheduler/errors.py) TaskNotFound, TaskBusy
     ├── FlowError            (flows/errors.py) a malformed flow, an unreadable checkpoint

@@ -35,6 +35,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         from .completion import cmd_completion
 
         return cmd_completion
+    if name == "skills":
+        from .skills import cmd_skills
+
+        return cmd_skills
     from . import commands
 
     return getattr(commands, f"cmd_{name}")

@@ -66,6 +66,16 @@ In the chat: /new, /topics, /switch ID-OR-TITLE, /history, /good, /bad, /help, /
   tea-agent-mini tasks test news              the next fire times of a task
   tea-agent-mini tasks run_now news""",
     ),
+    "skills": (
+        "review, edit, promote or delete the skills the agent learned",
+        """examples:
+  tea-agent-mini skills learned              list them, with their uses and outcomes
+  tea-agent-mini skills learned show count-csv-rows
+  tea-agent-mini skills learned edit count-csv-rows          in $VISUAL or $EDITOR
+  tea-agent-mini skills learned edit count-csv-rows --stdin < SKILL.md
+  tea-agent-mini skills learned promote count-csv-rows       make it your own skill
+  tea-agent-mini skills learned delete count-csv-rows""",
+    ),
     "logs": (
         "print the server log",
         """examples:
@@ -150,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("-n", "--limit", type=int, default=20, help="messages (default 20)")
     commands["tools"].add_argument("--json", action="store_true", help="print the tools as JSON")
     _task_options(commands["tasks"])
+    _skill_options(commands["skills"])
     commands["doctor"].add_argument(
         "--dev", action="store_true", help="also check the programs the test suite uses"
     )
@@ -187,6 +198,24 @@ def _turn_options(*parsers: argparse.ArgumentParser) -> None:
             "-c", "--continue", dest="resume", action="store_true", help="continue the last one"
         )
         parser.add_argument("--show-reasoning", action="store_true", help="print model thinking")
+
+
+def _skill_options(skills: argparse.ArgumentParser) -> None:
+    skills.add_argument(
+        "scope", nargs="?", default="learned", choices=("learned",), help="learned (the default)"
+    )
+    skills.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=("list", "show", "edit", "promote", "delete"),
+        help="list (default), show, edit, promote (make it your own skill) or delete",
+    )
+    skills.add_argument("name", nargs="?", help="the skill's name")
+    skills.add_argument(
+        "--stdin", action="store_true", help="edit: read the new SKILL.md from stdin"
+    )
+    skills.add_argument("--json", action="store_true", help="list, show: print JSON")
 
 
 def _task_options(tasks: argparse.ArgumentParser) -> None:

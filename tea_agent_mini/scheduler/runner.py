@@ -3,8 +3,13 @@
 Sleeps are exact (until the soonest ``next_run_at``), cut short when a task changes in this
 process (the store's change listener pokes an event) and capped at ``recheck_seconds`` so that
 changes made by other processes are seen too. Each due run is claimed with the task's lease
-first, so two runners sharing the database never run the same occurrence twice, and a task never
-overlaps itself: occurrences that pass while it runs are recorded as ``skipped``.
+first (``TaskRepository.claim_due``: on PostgreSQL with ``FOR UPDATE SKIP LOCKED``), so two
+runners sharing the database (processes, or instances on one PostgreSQL) never run the same
+occurrence twice, and a task never overlaps itself: occurrences that pass while it runs are
+recorded as ``skipped``. A lease outlives the longest run the task may take; when its holder
+died, the claim after it ran out closes the run left marked running, and the occurrence is run
+once more (its grace window counted from when the lease ran out); a second interrupted run of
+it gives it up, never a third.
 
 A run found overdue (the process was down, the machine asleep) runs once if the latest
 occurrence lies within the task's grace window, and is recorded as ``missed`` otherwise. After a
@@ -27,6 +32,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import TeaAgentError
+from ..store.tasks import CLAIM_BATCH
 from .cron import ScheduleError
 from .errors import TaskBusy, TaskError, TaskNotFound
 from .schedules import Schedule, parse_schedule
@@ -49,6 +55,7 @@ log = logging.getLogger(__name__)
 
 RECHECK_SECONDS = 60.0  # how soon changes made by another process are noticed
 HARD_LIMIT_FACTOR = 4  # a busy shell command may run this many times its timeout
+HARD_LIMIT_EXTRA = 10.0  # ... and this many seconds more
 LEASE_MARGIN = 60.0  # the lease outlives the longest possible run by this much
 STOP_GRACE = 5.0
 RESULT_STATUSES = ("ok", "failed", "timeout")
@@ -102,7 +109,7 @@ def _report_failure(run: asyncio.Future) -> None:
 
 def max_run_seconds(task: Task) -> float:
     """The longest a run of ``task`` may take before the runner gives up on it."""
-    return task.timeout * HARD_LIMIT_FACTOR + 10.0
+    return task.timeout * HARD_LIMIT_FACTOR + HARD_LIMIT_EXTRA
 
 
 def moment(stamp: float) -> datetime:
@@ -243,19 +250,32 @@ class SchedulerRunner:
     # -- one pass ----------------------------------------------------------------------------
 
     async def tick(self) -> float | None:
-        """Start every due task that is not running; return when the next one is due."""
+        """Claim and start every due task nobody runs; return when the next one is due."""
         now = self.clock.now()
+        for task in await asyncio.to_thread(self._claim_due, now):
+            self._spawn(task.id, self._run_due(task, now))
         soonest: float | None = None
         for task in await asyncio.to_thread(self.store.tasks.scheduled):
             if task.id in self._runs or task.next_run_at is None:
                 continue
-            if task.next_run_at <= now and task.lease_until < now:
-                self._spawn(task.id, self._run_due(task))
-                continue
-            # a lease held elsewhere: look again just after it runs out (claims need "<")
+            # a lease held elsewhere: look again just after it runs out (claims need "<"); a
+            # due task another runner was claiming just then is looked at again at once
             wake = max(task.next_run_at, task.lease_until + 0.001)
             soonest = wake if soonest is None else min(soonest, wake)
         return soonest
+
+    def _claim_due(self, now: float) -> list[Task]:
+        """Every due task nobody holds, claimed batch by batch (other runners claim theirs in
+        between), each leased for its longest run and the margin."""
+        claimed: list[Task] = []
+        while True:
+            batch = self.store.tasks.claim_due(
+                self.owner_id, now, lease_factor=HARD_LIMIT_FACTOR,
+                lease_extra=HARD_LIMIT_EXTRA + LEASE_MARGIN, limit=CLAIM_BATCH,
+            )  # fmt: skip
+            claimed += batch
+            if len(batch) < CLAIM_BATCH:
+                return claimed
 
     def _spawn(self, task_id: int, work: Awaitable[TaskRun | None]) -> asyncio.Task:
         run = asyncio.ensure_future(work)
@@ -319,19 +339,37 @@ class SchedulerRunner:
             claimed, scheduled_for=now, reschedule=False, started=started
         )
 
-    async def _run_due(self, task: Task) -> TaskRun | None:
-        now = self.clock.now()
-        claimed = await asyncio.to_thread(
-            self.store.tasks.claim, task.id, self.owner_id, now, self._lease_until(task, now)
-        )
-        if claimed is None or claimed.next_run_at is None:
-            return None  # another runner took it, or it changed meanwhile
+    async def _run_due(self, claimed: Task, now: float) -> TaskRun | None:
+        """Run a task this runner claimed as due (at ``now``)."""
+        if claimed.next_run_at is None:  # changed meanwhile: not due after all
+            await asyncio.to_thread(self.store.tasks.release, claimed.id, self.owner_id)
+            return None
         try:
             schedule = parse_schedule(claimed.schedule, claimed.tz)
         except ScheduleError as exc:
             await asyncio.to_thread(self._give_up, claimed, now, f"invalid schedule: {exc}")
             return None
         due = claimed.next_run_at
+        retry = claimed.interrupted
+        if retry is not None and retry.firing is not None and retry.firing >= due:
+            # a holder died during this occurrence's run (the claim closed that run)
+            if retry.given_up:
+                log.warning(
+                    "task #%s (%s): the run of %s was interrupted %d times; not retried again",
+                    claimed.id, claimed.name, moment(retry.firing), retry.attempts,
+                )  # fmt: skip
+                await asyncio.to_thread(
+                    self.store.tasks.release, claimed.id, self.owner_id, reschedule=True,
+                    next_run_at=next_fire(schedule, claimed.anchor_at, max(now, retry.firing)),
+                )  # fmt: skip
+                return None
+            # the retry was due when the dead holder's lease ran out: the grace counts from then
+            lease_end = (retry.started_at or now) + max_run_seconds(claimed) + LEASE_MARGIN
+            if now - lease_end <= claimed.grace_seconds:
+                log.info("task #%s (%s): retrying the interrupted run", claimed.id, claimed.name)
+                return await self._execute_claimed(
+                    claimed, scheduled_for=retry.firing, reschedule=True
+                )
         if now - due > claimed.grace_seconds:
             await asyncio.to_thread(self._record_missed, claimed, now)
             # the newest occurrence may still lie within the grace window: run that one

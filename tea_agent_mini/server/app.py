@@ -19,6 +19,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 
+from ..store.database import is_postgres_url
 from . import openapi, static
 from .api_errors import EXCEPTION_HANDLERS, LastResort, handle_shutting_down
 from .listen import bind_problem, open_socket, started_lines
@@ -39,6 +40,7 @@ from .routes import (
     search,
     session_turns,
     sessions,
+    skills_learned,
     tasks,
     team,
     tools,
@@ -94,6 +96,7 @@ ROUTE_MODULES = (
     notices,
     flows,
     evaluations,
+    skills_learned,
     openapi,
     static,
 )
@@ -116,7 +119,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     pool = RuntimePool(runtime)
     tea = ServerState(
         pool=pool,
-        turns=TurnManager(pool.open_session, discard=pool.discard_session),
+        turns=turn_manager(runtime, pool),
         uploads=UploadStore(runtime.config.home / "uploads"),
         assets=PackageAssets(),
         api_key=key,
@@ -146,6 +149,7 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
         await runtime.resume_jobs()  # follow-up work a stopped or crashed process left
 
         await start_scheduler(runtime)  # scheduled tasks run inside the server process
+        await tea.turns.start()
         try:
             yield
         finally:
@@ -160,6 +164,20 @@ def create_app(runtime: Runtime, *, api_key: str | None = None) -> Starlette:
     )
     app.state.tea = tea
     return app
+
+
+def turn_manager(runtime: Runtime, pool: RuntimePool) -> TurnManager:
+    """In memory on SQLite; in the database, shared with the other instances, on PostgreSQL."""
+    if not is_postgres_url(runtime.config.store_target):
+        return TurnManager(pool.open_session, discard=pool.discard_session)
+    from .shared_turns import SharedTurnManager
+
+    return SharedTurnManager(
+        pool.open_session,
+        lambda: runtime.store,
+        discard=pool.discard_session,
+        lease=max(1.0, float(runtime.config.server.turn_lease)),  # at least a second
+    )
 
 
 async def shutdown(tea: ServerState) -> None:

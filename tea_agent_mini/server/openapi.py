@@ -34,6 +34,7 @@ TAGS = {
     "team": "Teammates that stay, and the messages between them and the lead",
     "evaluations": "How finished tasks went (evaluations, the user's feedback), lessons learned",
     "prompts": "Versions of the agent's guidelines: set, evolve, accept, roll back",
+    "skills": "Skills learned from work: review, edit, promote to your own, delete",
     "ui": "The web UI",
     "docs": "This documentation",
 }

@@ -273,7 +273,7 @@ def _limited(receive: Receive, limit: int) -> Receive:
 def cors_middleware_options(origins: frozenset[str]) -> dict[str, Any]:
     return {
         "allow_origins": sorted(origins),
-        "allow_methods": ["GET", "POST", "PATCH", "DELETE"],
+        "allow_methods": ["GET", "POST", "PUT", "PATCH", "DELETE"],
         "allow_headers": ["Authorization", "Content-Type", "X-API-Key", "Last-Event-ID"],
         "expose_headers": ["X-Session-Id"],
     }

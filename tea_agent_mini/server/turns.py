@@ -190,6 +190,36 @@ class TurnManager:
 
     # -- commands -----------------------------------------------------------------------------
 
+    async def start(self) -> None:
+        """Called once the server runs (the shared manager starts its background work)."""
+
+    async def start_id(self, topic_id: str) -> int:
+        """:meth:`turn_start_id`, from wherever the log is."""
+        return self.turn_start_id(topic_id)
+
+    async def queue_state(self, topic_id: str) -> tuple[QueueItem | None, list[QueueItem]]:
+        """The running turn's item and the waiting ones, wherever they are kept."""
+        return self.running(topic_id), self.queued(topic_id)
+
+    async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
+        return self.cancel_queued(topic_id, item_id)
+
+    async def aclear_queue(self, topic_id: str) -> int:
+        return self.clear_queue(topic_id)
+
+    async def asubmit(
+        self,
+        topic_id: str,
+        content: str | list[dict[str, Any]],
+        profile: str | None = None,
+        interactive: bool = True,
+        *,
+        options: CallOptions = CallOptions(),
+        keep: bool = True,
+    ) -> Submission:
+        """:meth:`submit` for the routes: a shared store queues in the database."""
+        return self.submit(topic_id, content, profile, interactive, options=options, keep=keep)
+
     def submit(
         self,
         topic_id: str,

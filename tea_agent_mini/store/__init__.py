@@ -23,6 +23,7 @@ from .skillstats import SkillStats, SkillStatsRepository
 from .state import StateRepository, topic_scope
 from .tasks import Task, TaskRepository, TaskRun
 from .topics import Topic, TopicRepository
+from .turn_log import TurnLogRepository
 
 if TYPE_CHECKING:
     import os
@@ -58,6 +59,7 @@ __all__ = [
     "TeammateRepository",
     "Topic",
     "TopicRepository",
+    "TurnLogRepository",
     "topic_scope",
 ]
 
@@ -91,6 +93,7 @@ class Store:
         self.lessons = LessonRepository(db)
         self.prompts = PromptVersionRepository(db)
         self.skill_stats = SkillStatsRepository(db)
+        self.turn_log = TurnLogRepository(db)
         self.shared = SharedFileRepository(db)
 
     @classmethod

@@ -373,6 +373,37 @@ def _skill_stats(db: Database) -> None:
     )
 
 
+def _shared_turns(db: Database) -> None:
+    # the turns of several server instances on one PostgreSQL (turn_log.py); unused on SQLite
+    db.execute(
+        """CREATE TABLE turn_events (
+            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
+            id INTEGER NOT NULL,
+            turn TEXT NOT NULL,
+            event TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (topic_id, id)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE turn_queue (
+            id TEXT PRIMARY KEY,
+            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
+            item TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX turn_queue_by_topic ON turn_queue (topic_id, created_at)")
+    db.execute(
+        """CREATE TABLE session_leases (
+            topic_id TEXT PRIMARY KEY REFERENCES topics (id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            turn TEXT,
+            expires_at REAL NOT NULL
+        )"""
+    )
+
+
 def _shared_files(db: Database) -> None:
     # files several instances on one PostgreSQL share (config profiles, self-made tools), with
     # a version counter the others check at each turn (store/shared.py); unused on SQLite
@@ -402,7 +433,8 @@ MIGRATIONS: list[Migration] = [
     (10, "learning", _learning),
     (11, "prompt_versions", _prompt_versions),
     (12, "skill_stats", _skill_stats),
-    (13, "shared_files", _shared_files),
+    (13, "shared_turns", _shared_turns),
+    (14, "shared_files", _shared_files),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -54,6 +54,7 @@ class PostgresDatabase(Database):
         self.server_version = ""
         self.extensions: dict[str, str] = {}  # installed extension -> version
         self.available: frozenset[str] = frozenset()  # extensions the server could install
+        self._open_one: Any = None
 
     @classmethod
     def connect(cls, url: str) -> PostgresDatabase:
@@ -81,6 +82,7 @@ class PostgresDatabase(Database):
                 ) from None
 
         db = cls(settings, ConnectionPool(open_one, settings.pool_size, settings.location))
+        db._open_one = open_one
         try:
             db._inspect()
         except BaseException:
@@ -105,6 +107,15 @@ class PostgresDatabase(Database):
         self.available = frozenset(str(row[0]) for row in rows)
         vectors = "pgvector present" if self.has_pgvector else "no pgvector"
         log.info("store: PostgreSQL %s at %s (%s)", self.server_version, self.location, vectors)
+
+    def open_connection(self) -> Connection:
+        """A connection of its own, outside the pool (``LISTEN`` needs one); the caller
+        closes it.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        return self._open_one()
 
     @property
     def has_pgvector(self) -> bool:

@@ -305,7 +305,87 @@ def test_a_run_left_behind_by_a_crash_is_closed_when_the_lease_runs_out(db_path)
             return [(r.status, r.error) for r in reversed(store.tasks.runs(task.id))]
 
     rows = run(main)
-    assert rows == [("failed", INTERRUPTED), ("ok", None)]
+    assert rows == [("failed", f"{INTERRUPTED} (run 1 of at most 2 of this occurrence)")] + [
+        ("ok", None)
+    ]
+
+
+def crash_during_run(store, task_id, owner, now, lease_until):
+    """What a runner that dies mid-run leaves: its lease, and a run marked running."""
+    (claimed,) = store.tasks.claim_due(owner, now, lease_factor=0, lease_extra=lease_until - now)
+    firing = claimed.interrupted.firing if claimed.interrupted else claimed.next_run_at
+    return store.tasks.start_run(task_id, firing, now)
+
+
+def test_an_interrupted_occurrence_is_retried_once_even_past_its_grace(db_path):
+    async def main():
+        clock = FakeClock()
+        recorder = Recorder()
+        recorder.clock = clock
+        with Store.open(db_path) as store, Store.open(db_path) as other_store:
+            # timeout 100: a lease runs 4 * 100 + 10 + 60 s, well beyond the 60 s of grace
+            task = add_task(store, clock, grace_seconds=60, timeout=100)
+            due = utc("2026-01-05 09:00")
+            crash_during_run(other_store, task.id, "crashed", due, due + 470)
+            runner = SchedulerRunner(store, recorder, clock, "me")
+            clock.t = due + 471
+            await runner.tick()
+            await runner.wait_idle()
+            return recorder.calls, store.tasks.get(task.id), statuses(store, task.id)
+
+    calls, task, rows = run(main)
+    due = utc("2026-01-05 09:00")
+    assert calls == [(task.id, due + 471)]
+    assert rows == [("failed", due), ("ok", due)]  # both runs are of the 09:00 occurrence
+    assert task.next_run_at == utc("2026-01-06 09:00") and task.lease_owner is None
+
+
+def test_an_occurrence_interrupted_twice_is_given_up_never_run_a_third_time(db_path):
+    async def main():
+        clock = FakeClock()
+        recorder = Recorder()
+        with Store.open(db_path) as store:
+            task = add_task(store, clock, timeout=10)
+            due = utc("2026-01-05 09:00")
+            crash_during_run(store, task.id, "crashed", due, due + 60)
+            crash_during_run(store, task.id, "crashed too", due + 61, due + 200)  # the retry
+            runner = SchedulerRunner(store, recorder, clock, "me")
+            clock.t = due + 201
+            await runner.tick()
+            await runner.wait_idle()
+            runs = [
+                (r.status, r.scheduled_for, r.error) for r in reversed(store.tasks.runs(task.id))
+            ]
+            return recorder.calls, store.tasks.get(task.id), runs
+
+    calls, task, runs = run(main)
+    due = utc("2026-01-05 09:00")
+    assert calls == []  # not a third time
+    assert [(status, when) for status, when, _ in runs] == [("failed", due), ("failed", due)]
+    assert runs[1][2] == (
+        f"{INTERRUPTED} (run 2 of at most 2 of this occurrence: it is given up, not retried again)"
+    )
+    assert task.next_run_at == utc("2026-01-06 09:00") and task.lease_owner is None
+
+
+def test_a_retry_found_beyond_the_grace_after_the_lease_ran_out_is_missed(db_path):
+    async def main():
+        clock = FakeClock()
+        recorder = Recorder()
+        with Store.open(db_path) as store:
+            task = add_task(store, clock, timeout=10, grace_seconds=60)
+            due = utc("2026-01-05 09:00")
+            crash_during_run(store, task.id, "crashed", due, due + 110)  # the runner's lease
+            runner = SchedulerRunner(store, recorder, clock, "me")
+            clock.t = due + 110 + 61  # the whole fleet was down for a while
+            await runner.tick()
+            await runner.wait_idle()
+            return recorder.calls, store.tasks.get(task.id), statuses(store, task.id)
+
+    calls, task, rows = run(main)
+    due = utc("2026-01-05 09:00")
+    assert calls == [] and rows == [("failed", due), ("missed", due)]
+    assert task.next_run_at == utc("2026-01-06 09:00")
 
 
 def test_the_started_runner_sleeps_exactly_until_the_next_run(db_path):

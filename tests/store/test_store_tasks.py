@@ -7,7 +7,7 @@ import pytest
 from tea_agent_mini.errors import StoreError
 from tea_agent_mini.store import Store
 from tea_agent_mini.store import tasks as tasks_module
-from tea_agent_mini.store.tasks import INTERRUPTED, OUTPUT_LIMIT, cap_output
+from tea_agent_mini.store.tasks import INTERRUPTED, OUTPUT_LIMIT, Interrupted, cap_output
 
 NOW = 1_000_000.0
 
@@ -75,9 +75,82 @@ def test_an_expired_lease_can_be_taken_over_and_closes_the_orphaned_run(store):
     assert store.tasks.claim(task.id, "dead", NOW, NOW + 60)
     orphan = store.tasks.start_run(task.id, NOW, NOW)
     assert store.tasks.claim(task.id, "alive", NOW + 60, NOW + 120) is None  # "<" not "<="
-    assert store.tasks.claim(task.id, "alive", NOW + 61, NOW + 121).lease_owner == "alive"
+    taken = store.tasks.claim(task.id, "alive", NOW + 61, NOW + 121)
+    assert taken.lease_owner == "alive"
+    assert taken.interrupted == Interrupted(orphan.id, NOW, NOW, attempts=1)
+    assert not taken.interrupted.given_up
     closed = store.tasks.get_run(orphan.id)
-    assert closed.status == "failed" and closed.error == INTERRUPTED and closed.ended_at == NOW + 61
+    assert closed.status == "failed" and closed.ended_at == NOW + 61
+    assert closed.error == f"{INTERRUPTED} (run 1 of at most 2 of this occurrence)"
+    assert store.tasks.get(task.id).interrupted is None  # only a claim reports it
+
+
+LEASE = {"lease_factor": 4, "lease_extra": 70}
+
+
+def test_claim_due_takes_due_unleased_tasks_soonest_first_in_batches(store):
+    for number in range(5):
+        add(store, f"due{number}", next_run_at=NOW - number, timeout=number)
+    add(store, "later", next_run_at=NOW + 1)
+    add(store, "off", enabled=False)
+    add(store, "never", next_run_at=None)
+    held = add(store, "held")
+    store.tasks.claim(held.id, "other", NOW, NOW + 60)
+    first = store.tasks.claim_due("me", NOW, **LEASE, limit=3)
+    assert [t.name for t in first] == ["due4", "due3", "due2"]
+    assert [(t.lease_owner, t.lease_until) for t in first] == [
+        ("me", NOW + 4 * timeout + 70) for timeout in (4, 3, 2)
+    ]
+    assert [t.name for t in store.tasks.claim_due("me", NOW, **LEASE, limit=3)] == [
+        "due1",
+        "due0",
+    ]
+    assert store.tasks.claim_due("you", NOW, **LEASE) == []
+    assert store.tasks.get(held.id).lease_owner == "other"
+
+
+def test_claim_due_counts_the_runs_of_an_occurrence_and_gives_it_up_after_two(store):
+    task = add(store)
+    (first,) = store.tasks.claim_due("dead", NOW, **LEASE)
+    store.tasks.start_run(task.id, NOW, NOW)  # ... and its holder died
+    expired = first.lease_until + 1
+    (retry,) = store.tasks.claim_due("also dead", expired, **LEASE)
+    assert retry.interrupted.attempts == 1 and not retry.interrupted.given_up
+    store.tasks.start_run(task.id, NOW, expired)  # the retry of that occurrence ... died too
+    store.tasks.record_run(task.id, "skipped", NOW)  # (other statuses do not count)
+    (last,) = store.tasks.claim_due("alive", retry.lease_until + 1, **LEASE)
+    assert last.interrupted.attempts == 2 and last.interrupted.given_up
+    assert last.interrupted.firing == NOW and last.interrupted.started_at == expired
+    errors = [run.error for run in store.tasks.runs(task.id) if run.status == "failed"]
+    assert errors[0].endswith("(run 2 of at most 2 of this occurrence: it is given up, not "
+                              "retried again)")  # fmt: skip
+    assert errors[1].endswith("(run 1 of at most 2 of this occurrence)")
+
+
+def test_instances_claiming_at_once_never_take_the_same_task(store_target):
+    import threading
+
+    with Store.open(store_target) as setup:
+        for number in range(60):
+            add(setup, f"t{number}")
+    taken: dict[str, list[int]] = {}
+
+    def claim(owner: str, start: threading.Barrier) -> None:
+        with Store.open(store_target) as mine:
+            start.wait()
+            got: list[int] = []
+            while batch := mine.tasks.claim_due(owner, NOW, **LEASE, limit=4):
+                got += [t.id for t in batch]
+            taken[owner] = got
+
+    start = threading.Barrier(3)
+    threads = [threading.Thread(target=claim, args=(f"i{n}", start)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    every = [task_id for got in taken.values() for task_id in got]
+    assert len(taken) == 3 and len(every) == 60 and len(set(every)) == 60
 
 
 def test_release_without_a_next_time_disables_the_task(store):

@@ -89,7 +89,7 @@ async def start_turn(
         topic_id = await blocking(import_conversation, st, req, runtime.config.profile, topic_id)
     # An OpenAI client has no way to answer an approval or a question: they are refused or get
     # their default at once, rather than waiting out their timeout.
-    submission = st.turns.submit(
+    submission = await st.turns.asubmit(
         topic_id, req.turn, profile, interactive=False, options=req.options, keep=req.store
     )
     model = runtime.config.main_model.model_name

@@ -79,7 +79,7 @@ async def send_message(request: Request) -> StreamingResponse:
     content = await _content(st, text, attachments)
     if not topic.title and text.strip():
         await blocking(st.store.topics.rename, topic.id, title_from(text))
-    submission = st.turns.submit(topic.id, content, profile)
+    submission = await st.turns.asubmit(topic.id, content, profile)
     batches = st.turns.follow_batches(topic.id, submission.since, turn=submission.item.id)
     return sse_response(ui_frames(batches), headers={"X-Turn-Id": submission.item.id})
 
@@ -126,7 +126,7 @@ def _since(request: Request, default: int) -> int:
 async def session_events(request: Request) -> StreamingResponse:
     st = state(request)
     topic = await require_topic(request)
-    since = _since(request, st.turns.turn_start_id(topic.id))
+    since = _since(request, await st.turns.start_id(topic.id))
     return sse_response(ui_frames(st.turns.follow_batches(topic.id, since)))
 
 
@@ -134,8 +134,7 @@ async def session_events(request: Request) -> StreamingResponse:
 async def get_queue(request: Request) -> JSONResponse:
     st = state(request)
     topic = await require_topic(request)
-    running = st.turns.running(topic.id)
-    items = st.turns.queued(topic.id)
+    running, items = await st.turns.queue_state(topic.id)
     return JSONResponse(
         {
             "running": item_json(running, 0) if running else None,
@@ -148,7 +147,7 @@ async def get_queue(request: Request) -> JSONResponse:
 async def clear_queue(request: Request) -> JSONResponse:
     st = state(request)
     topic = await require_topic(request)
-    return JSONResponse({"cancelled": st.turns.clear_queue(topic.id)})
+    return JSONResponse({"cancelled": await st.turns.aclear_queue(topic.id)})
 
 
 @endpoint("Drop one queued message", tag="turns", response="Cancelled", errors=(404,))
@@ -156,7 +155,7 @@ async def cancel_queued(request: Request) -> JSONResponse:
     st = state(request)
     topic = await require_topic(request)
     item = request.path_params["item"]
-    if not st.turns.cancel_queued(topic.id, item):
+    if not await st.turns.acancel_queued(topic.id, item):
         raise ApiError(404, f"no queued message with id {item!r}")
     return JSONResponse({"cancelled": 1, "id": item})
 

@@ -96,6 +96,10 @@ export class Api {
     return this.json("PATCH", path, { json });
   }
 
+  put(path, json) {
+    return this.json("PUT", path, { json });
+  }
+
   del(path) {
     return this.json("DELETE", path);
   }

@@ -14,6 +14,7 @@ import { openMemory } from "./memory.js";
 import { openTasks } from "./tasks.js";
 import { openTeam } from "./team.js";
 import { openFlows } from "./flows.js";
+import { openLearning, hasLearning } from "./learning.js";
 import { openExport } from "./export.js";
 import { NoticeBell } from "./notices.js";
 
@@ -58,6 +59,7 @@ class App {
     $("#open-tasks").hidden = !this.features.tasks;
     $("#open-team").hidden = !this.features.team;
     $("#open-flows").hidden = !this.features.flows;
+    $("#open-learning").hidden = !hasLearning(this.features);
     this.notices.start();
     try {
       await this.loadConfig({ firstRun: true });
@@ -85,6 +87,7 @@ class App {
     $("#open-tasks").addEventListener("click", () => openTasks(this));
     $("#open-team").addEventListener("click", () => openTeam(this));
     $("#open-flows").addEventListener("click", () => openFlows(this));
+    $("#open-learning").addEventListener("click", () => openLearning(this));
     document.addEventListener("click", (event) => {
       const link = event.target.closest && event.target.closest("a[data-session], a[data-topic-prefix]");
       if (!link) return;

@@ -4,6 +4,7 @@ import { h, toast } from "./dom.js";
 import { buildTurns, runningTurnStart, userParts } from "./history.js";
 import { TurnView } from "./turnview.js";
 import { SessionStream } from "./streams.js";
+import { addFeedback, loadRatings } from "./feedback.js";
 
 const HISTORY_LIMIT = 400; // messages a page of history holds (the server allows up to 1000)
 const STICK_PIXELS = 80;
@@ -80,13 +81,21 @@ export class ChatView {
       const stored = await this.historyPage(this.earliest);
       const height = this.el.scrollHeight;
       this.stick = false;
-      this.inner.prepend(...buildTurns(stored).map((view) => view.el));
+      this.inner.prepend(...this.storedTurns(stored));
       this.el.scrollTop += this.el.scrollHeight - height; // keep what was on screen in place
     } catch (error) {
       toast(`Could not load earlier messages: ${error.message}`, "error", 6000);
     } finally {
       this.earlier.disabled = false;
     }
+  }
+
+  // The elements of stored turns, each finished answer with its 👍/👎 (the ratings load after).
+  storedTurns(messages) {
+    const views = buildTurns(messages);
+    for (const view of views) addFeedback(this, view);
+    loadRatings(this);
+    return views.map((view) => view.el);
   }
 
   async load() {
@@ -101,7 +110,7 @@ export class ChatView {
     this.queue = queue.data;
     const cut = runningTurnStart(stored, queue.running);
     const finished = cut >= 0 ? stored.slice(0, cut) : stored;
-    this.inner.replaceChildren(...buildTurns(finished).map((view) => view.el));
+    this.inner.replaceChildren(...this.storedTurns(finished));
     if (queue.running) {
       // the running turn is replayed from its events; its user message comes from the store
       const view = this.viewFor(queue.running.id);
@@ -155,13 +164,17 @@ export class ChatView {
         break;
       case "error": {
         const view = this.viewFor(turn, { create: turn === this.running });
-        if (view) view.apply(event);
+        if (view) {
+          view.apply(event);
+          addFeedback(this, view);
+        }
         if (turn === this.running) this.running = null;
         else this.refreshQueue(); // a queued message was cancelled
         break;
       }
       case "done":
         this.viewFor(turn).apply(event);
+        addFeedback(this, this.viewFor(turn));
         this.usage = { usage: data.usage, context: data.context };
         if (turn === this.running) this.running = null;
         this.pending.delete(turn);

@@ -25,6 +25,7 @@ export function append(el, children) {
 
 export const $ = (selector, root = document) => root.querySelector(selector);
 
+const THUMB = '<path d="M7 11v9H3v-9zM7 11l4-7c1.6 0 2.6 1.2 2.1 3L12.4 10H18a2 2 0 0 1 2 2.3l-1.1 6A2 2 0 0 1 17 20H7"/>';
 const ICONS = {
   menu: '<path d="M3 6h18M3 12h18M3 18h18"/>',
   plus: '<path d="M12 5v14M5 12h14"/>',
@@ -44,6 +45,9 @@ const ICONS = {
   clock: '<circle cx="12" cy="12" r="9"/><path d="M12 7v5l3 2"/>',
   bell: '<path d="M6 16V11a6 6 0 0 1 12 0v5l2 2H4z"/><path d="M10 20a2 2 0 0 0 4 0"/>',
   users: '<circle cx="9" cy="8" r="3"/><path d="M3 20a6 6 0 0 1 12 0M16 5a3 3 0 0 1 0 6M21 20a6 6 0 0 0-4-5.6"/>',
+  good: THUMB,
+  bad: `<g transform="matrix(1 0 0 -1 0 24)">${THUMB}</g>`,
+  bulb: '<path d="M9 18h6M10 21h4M12 3a6 6 0 0 0-4 10.5V16h8v-2.5A6 6 0 0 0 12 3z"/>',
   flow: '<circle cx="6" cy="6" r="2"/><circle cx="6" cy="18" r="2"/><circle cx="18" cy="12" r="2"/><path d="M8 6h3l5 5M8 18h3l5-5"/>',
 };
 

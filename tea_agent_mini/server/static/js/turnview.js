@@ -57,6 +57,8 @@ export class TurnView {
       );
     }
     if (text) body.append(h("div", { class: "user-text" }, text));
+    this.messageId = messageId; // null for a turn sent from this page: feedback.js finds it
+    this.userText = text;
     const el = h("div", { class: "msg user", dataset: messageId ? { messageId } : {} }, body);
     if (this.user) this.user.replaceWith(el);
     else this.el.prepend(el);

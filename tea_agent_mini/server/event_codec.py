@@ -1,0 +1,82 @@
+"""Turn events as JSON, for the event log several instances share (``shared_turns.py``).
+
+An event is a frozen dataclass; it is stored as ``{"~": class name, field: value ...}``, nested
+events and usage the same way, and read back into the same class (lists become tuples).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from ..types import (
+    ChildEvent,
+    Done,
+    Error,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from .interactions import Question, QuestionClosed, UserNotice
+from .turns import Queued, TurnStarted
+
+__all__ = ["decode_event", "encode_event"]
+
+KINDS: dict[str, type] = {
+    kind.__name__: kind
+    for kind in (
+        ChildEvent,
+        Done,
+        Error,
+        Notice,
+        ReasoningDelta,
+        TextDelta,
+        ToolCallStart,
+        ToolResult,
+        Usage,
+        Question,
+        QuestionClosed,
+        UserNotice,
+        Queued,
+        TurnStarted,
+    )
+}
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"~": type(value).__name__, **out}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, dict):
+        kind = KINDS.get(value.get("~", "")) if "~" in value else None
+        fields = {k: _typed(v) for k, v in value.items() if k != "~"}
+        if kind is None:
+            return fields
+        return kind(**fields)
+    if isinstance(value, list):
+        return tuple(_typed(v) for v in value)
+    return value
+
+
+def encode_event(event: Any) -> str:
+    return json.dumps(_plain(event), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_event(text: str) -> Any:
+    """The event, or a Notice for one this version does not know (never fails the stream)."""
+    try:
+        return _typed(json.loads(text))
+    except (ValueError, TypeError) as exc:
+        return Notice(f"an event could not be read: {exc}", kind="internal")
