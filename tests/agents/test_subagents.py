@@ -4,7 +4,6 @@ async mode, budgets, and the events a parent relays."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 
 import pytest
@@ -330,7 +329,8 @@ def test_messages_travel_between_a_parent_and_its_child(loop, runtime, scripted_
     events = loop.run(turn(runtime, "go"))
     inbox = [e for e in events if isinstance(e, ToolResult)][-1]
     assert "halfway there" in inbox.output
-    assert json.loads(json.dumps(inbox.output))  # plain text the model can read
+    (child,) = runtime.store.topics.children(events[-1].topic_id)
+    assert inbox.output.startswith(f"From topic:{child.id} (message):")  # who sent it
 
 
 def test_parallel_subtasks_split_run_and_combine(loop, runtime, scripted_server):
