@@ -3,6 +3,7 @@ throwaway PostgreSQL for the tests that run on it."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +24,72 @@ ENV_VARS = (
 )
 
 
+# Which backend the suite's stores use: ``--store postgres`` (or TEA_TEST_STORE=postgres) runs
+# every test on a throwaway PostgreSQL: the home's store is the cluster's migrated database,
+# emptied after each test, and ``store_target`` gives that database too. The default, sqlite,
+# runs the store's own tests on both backends and the rest on SQLite. A test about what only
+# SQLite has (its file, its WAL, sqlite3 itself) is marked ``sqlite_only``.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store",
+        choices=("sqlite", "postgres"),
+        default=os.environ.get("TEA_TEST_STORE", "sqlite"),
+        help="the backend of every test's store (default sqlite; env TEA_TEST_STORE)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: about SQLite itself; skipped under --store postgres"
+    )
+
+
+def on_postgres(config: pytest.Config) -> bool:
+    return config.getoption("--store") == "postgres"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not on_postgres(config):
+        return
+    skip = pytest.mark.skip(reason="about SQLite itself (--store postgres)")
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.get_closest_marker("sqlite_only") or "sqlite" in (
+            params.get("store_target"),
+            params.get("empty_target"),
+        ):
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
-def tea_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own empty TEA_AGENT_HOME and no model settings from the environment."""
+def tea_home(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """Every test gets its own empty TEA_AGENT_HOME and no model settings from the environment;
+    under ``--store postgres`` its store is the cluster's database (TEA_AGENT_STORE_URL)."""
     home = tmp_path_factory.mktemp("tea_home")
     monkeypatch.setenv("TEA_AGENT_HOME", str(home))
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
+    if on_postgres(request.config):
+        monkeypatch.setenv("TEA_AGENT_STORE_URL", request.getfixturevalue("postgres_url"))
     return home
+
+
+@pytest.fixture
+def home_store_target(tea_home: Path) -> str:
+    """The home's store: its ``chat.db``, or the PostgreSQL URL under --store postgres."""
+    return os.environ.get("TEA_AGENT_STORE_URL") or str(tea_home / "chat.db")
+
+
+@pytest.fixture
+def open_home_store(home_store_target: str):
+    """``open_home_store()`` opens the home's store (close it, or use it in a ``with``)."""
+    from tea_agent_mini.store import Store
+
+    return lambda: Store.open(home_store_target)
 
 
 @pytest.fixture(scope="session")
@@ -68,14 +127,27 @@ def empty_postgres_url(postgres_cluster) -> Iterator[str]:
 BACKENDS = ["sqlite", "postgres"]
 
 
-@pytest.fixture(params=BACKENDS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``store_target`` and ``empty_target`` run on both backends, or only on PostgreSQL under
+    ``--store postgres`` (the SQLite runs are the default suite's)."""
+    backends = ["postgres"] if on_postgres(metafunc.config) else BACKENDS
+    for name in ("store_target", "empty_target"):
+        if name in metafunc.fixturenames and not _parametrized(metafunc, name):
+            metafunc.parametrize(name, backends, indirect=True)
+
+
+def _parametrized(metafunc: pytest.Metafunc, name: str) -> bool:
+    return any(name in mark.args[0] for mark in metafunc.definition.iter_markers("parametrize"))
+
+
+@pytest.fixture
 def store_target(request, tmp_path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "chat.db")
     return request.getfixturevalue("postgres_url")
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture
 def empty_target(request, tmp_path) -> str:
     """Like ``store_target``, but a database without any table yet (for migration tests)."""
     if request.param == "sqlite":
