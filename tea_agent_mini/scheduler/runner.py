@@ -1,8 +1,9 @@
 """The runner: one asyncio task that sleeps until the next due run, claims it and runs it.
 
 Sleeps are exact (until the soonest ``next_run_at``), cut short when a task changes in this
-process (the store's change listener pokes an event) and capped at ``recheck_seconds`` so that
-changes made by other processes are seen too. Each due run is claimed with the task's lease
+process or, on PostgreSQL, in another instance (the store's change listener pokes an event),
+and capped at ``recheck_seconds`` so that changes made by other processes on one SQLite file
+are seen too. Each due run is claimed with the task's lease
 first (``TaskRepository.claim_due``: on PostgreSQL with ``FOR UPDATE SKIP LOCKED``), so two
 runners sharing the database (processes, or instances on one PostgreSQL) never run the same
 occurrence twice, and a task never overlaps itself: occurrences that pass while it runs are

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -108,9 +108,18 @@ class Database(ABC):
         """Run the block atomically; nested blocks become savepoints."""
 
     @abstractmethod
-    def data_version(self) -> int:
+    def data_version(self, table: str = "") -> int:
         """A number that changes when another connection commits (it may change for other
-        reasons too: a change means "read again", never "something surely changed")."""
+        reasons too: a change means "read again", never "something surely changed").
+        ``table`` narrows it to that table's changes where the backend can (PostgreSQL, for
+        the tables with a change counter); SQLite's one number covers every table.
+        """
+
+    def listen(self, channel: str, callback: Callable[[str | None], None]) -> Callable[[], None]:
+        """Call ``callback(payload)`` on each notification of ``channel`` from another
+        process; returns the function that unsubscribes. SQLite has no notifications: the
+        callback is never called (its users poll)."""
+        return lambda: None
 
     @abstractmethod
     def schema_version(self) -> int:

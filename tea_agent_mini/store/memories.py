@@ -250,7 +250,7 @@ class MemoryRepository:
         """
         stamp = _now(now)
         with self._snapshot_lock:
-            version = self._db.data_version()
+            version = self._db.data_version("memories")
             snapshot = self._snapshot
             if snapshot is None or snapshot.data_version != version:
                 snapshot = Snapshot(version)
@@ -299,7 +299,7 @@ class MemoryRepository:
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a write commits, here or through another connection to the file."""
-        return (self._db.data_version(), self._writes)
+        return (self._db.data_version("memories"), self._writes)
 
     def keyword_scores(
         self, query: str, limit: int = 100, now: float | None = None

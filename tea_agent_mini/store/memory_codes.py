@@ -83,7 +83,7 @@ class MemoryCodes:
     def current(self, model: str) -> CodeSet:
         """The codes of ``model``'s vectors as the store holds them now (shared: read only)."""
         with self._lock:
-            version = self._db.data_version()
+            version = self._db.data_version("memories")
             codes = self._set
             if codes is None or codes.model != model or codes.data_version != version:
                 codes = CodeSet(model, data_version=version)

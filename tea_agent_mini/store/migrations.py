@@ -420,6 +420,40 @@ def _shared_files(db: Database) -> None:
     db.execute("CREATE INDEX shared_files_by_version ON shared_files (version)")
 
 
+# the columns of memories whose change the instances' memory caches must see: all but the
+# access stamp, which selection writes at each turn
+_MEMORY_COLUMNS = (
+    "content, priority, importance, category, tags, content_hash, embedding, embedding_model, "
+    "embedding_dim, expires_at, pinned, updated_at, source_topic, deleted_at, changed_at, "
+    "embedding_code"
+)
+
+
+def _change_counters(db: Database) -> None:
+    # PostgreSQL only (one SQLite file has PRAGMA data_version): a counter per table that
+    # the instances' caches check instead of any commit anywhere, and a notification
+    # (pg_listen.CHANGES, the table's name) for those that wait: the scheduler
+    if db.dialect != "postgresql":
+        return
+    db.execute("CREATE TABLE store_changes (name TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+    db.execute(
+        """CREATE FUNCTION tea_store_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO store_changes (name, version) VALUES (TG_TABLE_NAME, 1)
+                ON CONFLICT (name) DO UPDATE SET version = store_changes.version + 1;
+            PERFORM pg_notify('tea_changes', TG_TABLE_NAME);
+            RETURN NULL;
+        END $$"""
+    )
+    # per row, not per statement: a statement that changes nothing (a scheduler finding no
+    # due task) must not wake the other instances, whose look would wake this one again
+    for table, update in (("memories", f"UPDATE OF {_MEMORY_COLUMNS}"), ("tasks", "UPDATE")):
+        db.execute(
+            f"CREATE TRIGGER {table}_changed AFTER INSERT OR {update} OR DELETE "
+            f"ON {table} FOR EACH ROW EXECUTE FUNCTION tea_store_changed()"
+        )
+
+
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -435,6 +469,7 @@ MIGRATIONS: list[Migration] = [
     (12, "skill_stats", _skill_stats),
     (13, "shared_turns", _shared_turns),
     (14, "shared_files", _shared_files),
+    (15, "change_counters", _change_counters),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -7,7 +7,8 @@ part of it. Outside a transaction each statement commits on its own. Each outerm
 first takes one transaction-level advisory lock, so transactions run one at a time across
 threads and instances, as they do on SQLite (``BEGIN IMMEDIATE``): the repositories' "read,
 decide, write" blocks keep their meaning. The SQL is translated by ``dialect.py``; an INSERT into
-a table with an identity ``id`` gets ``RETURNING id`` so that ``lastrowid`` works as on SQLite.
+a table with an identity column (``id`` or another) gets ``RETURNING`` that column, so that
+``lastrowid`` works as on SQLite.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,8 @@ from .pg_connections import ConnectionPool, PgResult, PgRow, Settings, parse_url
 
 if TYPE_CHECKING:
     from pg8000.native import Connection
+
+    from .pg_listen import Listener
 
 __all__ = ["PostgresDatabase"]
 
@@ -49,12 +52,13 @@ class PostgresDatabase(Database):
         self._settings = settings
         self._pool = pool
         self._local = threading.local()  # .conn and .depth of this thread's transaction
-        self._id_tables: frozenset[str] | None = None
+        self._id_tables: dict[str, str] | None = None  # table -> its identity column
         self._snapshot = ("", 0)  # the last server snapshot seen, and data_version's count
         self.server_version = ""
         self.extensions: dict[str, str] = {}  # installed extension -> version
         self.available: frozenset[str] = frozenset()  # extensions the server could install
         self._open_one: Any = None
+        self._listener: Listener | None = None
 
     @classmethod
     def connect(cls, url: str) -> PostgresDatabase:
@@ -183,29 +187,30 @@ class PostgresDatabase(Database):
                     self._run(statement, what="write")
             return PgResult(0, None)
         statement = statements[0]
-        returning = self._returns_id(statement)
+        returning = self._returning(statement)
         if returning:
-            statement += " RETURNING id"
+            statement += f" RETURNING {returning}"
         with self._connection("write") as conn:
             context = conn.execute_unnamed(statement, vals=_params(params))
         rows = context.rows or []
         lastrowid = int(rows[-1][0]) if returning and rows else None
         return PgResult(max(context.row_count, 0), lastrowid)
 
-    def _returns_id(self, statement: str) -> bool:
+    def _returning(self, statement: str) -> str | None:
+        """The identity column an INSERT should return (``lastrowid``), or None."""
         words = statement.split(None, 3)
         if len(words) < 3 or words[0].upper() != "INSERT" or "RETURNING" in statement.upper():
-            return False
+            return None
         table = words[2].split("(")[0].strip().lower()
         tables = self._id_tables
         if tables is None:
             rows = self._run(
-                "SELECT table_name FROM information_schema.columns "
-                "WHERE table_schema = current_schema() AND column_name = 'id' "
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() "
                 "AND (is_identity = 'YES' OR column_default LIKE 'nextval(%')"
             )
-            tables = self._id_tables = frozenset(str(row[0]) for row in rows)
-        return table in tables
+            tables = self._id_tables = {str(row[0]): str(row[1]) for row in rows}
+        return tables.get(table)
 
     # -- transactions --------------------------------------------------------------------
 
@@ -262,9 +267,14 @@ class PostgresDatabase(Database):
 
     # -- the schema and its changes --------------------------------------------------------
 
-    def data_version(self) -> int:
-        """Changes whenever a transaction that wrote has ended since the last call (anyone's,
-        ours too): the server's snapshot, ``pg_current_snapshot()``, is the witness."""
+    def data_version(self, table: str = "") -> int:
+        """For ``table`` (one with a change counter, migration 15): its counter, which moves
+        with each statement that changes the table, on any instance. Without: changes
+        whenever a transaction that wrote has ended since the last call (anyone's, ours too,
+        on any table): the server's snapshot, ``pg_current_snapshot()``, is the witness."""
+        if table:
+            rows = self._run("SELECT version FROM store_changes WHERE name = $1", (table,))
+            return int(rows[0][0]) if rows else 0
         row = self._run("SELECT pg_current_snapshot()::text")
         seen = str(row[0][0]) if row else ""
         with self._clock:
@@ -307,7 +317,21 @@ class PostgresDatabase(Database):
     def enable_wal(self) -> None:
         """Nothing to do: the server keeps its own write-ahead log."""
 
+    def listen(self, channel: str, callback: Callable[[str | None], None]) -> Callable[[], None]:
+        """Call ``callback(payload)`` for each notification on ``channel`` (``None``: some may
+        have been missed; look again), from a thread of the store's; returns the function
+        that unsubscribes. The first call starts the listening (``pg_listen.py``)."""
+        with self._clock:
+            if self._listener is None:
+                from .pg_listen import Listener
+
+                self._listener = Listener(self.open_connection, self.location)
+            listener = self._listener
+        return listener.subscribe(channel, callback)
+
     def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         self._pool.close()
 
     @property

@@ -134,7 +134,7 @@ class SQLiteDatabase(Database):
                 _undo(conn, outer, savepoint)
                 raise
 
-    def data_version(self) -> int:
+    def data_version(self, table: str = "") -> int:
         row = self.query_one("PRAGMA data_version")
         return int(row[0]) if row else 0
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from .database import Database, like_pattern
+from .pg_listen import CHANGES
 from .task_leases import (
     CLAIM_BATCH,
     FIRING_ATTEMPTS,
@@ -137,12 +138,20 @@ class TaskRepository(TaskLeases):
     # -- change listeners --------------------------------------------------------------------
 
     def on_change(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback()`` (from the writing thread) after each scheduling change; returns
-        a function that unsubscribes it."""
+        """Call ``callback()`` (from the writing thread) after each scheduling change, and on
+        PostgreSQL also when another instance changed the tasks (from the store's listening
+        thread); returns a function that unsubscribes it."""
         with self._listeners_lock:
             self._listeners.append(callback)
 
+        def heard(table: str | None) -> None:
+            if table in (None, "tasks"):
+                callback()
+
+        stop_listening = self._db.listen(CHANGES, heard)
+
         def unsubscribe() -> None:
+            stop_listening()
             with self._listeners_lock:
                 if callback in self._listeners:
                     self._listeners.remove(callback)
