@@ -10,8 +10,11 @@
 # Data (config.yaml, chat.db, tools/, skills/, the agent's workspace/) lives in the /data volume.
 # The server listens on 0.0.0.0 and refuses to start there without an API key: set
 # TEA_AGENT_API_KEY, or server.api_key in /data/config.yaml. A bind-mounted host directory must
-# be writable by uid 10001.
+# be writable by uid 10001. --build-arg EXTRAS=postgres adds pg8000, for a store.url naming a
+# PostgreSQL database (several instances: scripts/deploy/compose.postgres.yaml).
 FROM python:3.12-slim
+
+ARG EXTRAS=""
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -26,7 +29,7 @@ RUN set -eu; \
     if [ "$(printf '%s\n' "$wheels" | wc -l)" -ne 1 ]; then \
         echo "expected exactly one tea_agent_mini wheel in dist/, found: $wheels" >&2; exit 1; \
     fi; \
-    pip install --no-cache-dir "$wheels"; \
+    pip install --no-cache-dir "${wheels}${EXTRAS:+[$EXTRAS]}"; \
     rm -rf /tmp/dist; \
     useradd --system --uid 10001 --user-group --home-dir /data --no-create-home \
         --shell /usr/sbin/nologin tea; \
