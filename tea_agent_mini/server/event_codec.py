@@ -24,7 +24,7 @@ from ..types import (
 from .interactions import Question, QuestionClosed, UserNotice
 from .turns import Queued, TurnStarted
 
-__all__ = ["decode_event", "encode_event"]
+__all__ = ["decode_event", "encode_event", "kind_prefix"]
 
 KINDS: dict[str, type] = {
     kind.__name__: kind
@@ -68,6 +68,12 @@ def _typed(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_typed(v) for v in value)
     return value
+
+
+def kind_prefix(kind: type) -> str:
+    """How the JSON of every event of ``kind`` starts (and of kinds whose name extends its):
+    the class name comes first, so the store can find them with ``LIKE``."""
+    return '{"~":' + json.dumps(kind.__name__)[:-1]
 
 
 def encode_event(event: Any) -> str:

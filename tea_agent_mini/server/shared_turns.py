@@ -7,7 +7,8 @@ next) runs it. What a turn emits goes to the in-memory log as on SQLite and, in 
 to ``turn_events``, under the same ids; every follower reads the stored events, so a client
 re-attaching to any instance with ``Last-Event-ID`` gets the rest of the stream. A dedicated
 connection LISTENs for the writers' notifications and wakes the waiting streams; a slow poll
-is the safety net.
+is the safety net. An abort or an answer sent to an instance that does not run the turn reaches
+the one that does through ``turn_commands.py``; a session's ``busy`` is the database's.
 
 An instance that dies leaves its lease to expire (``server.turn_lease``); the next instance to
 look (each sweeps every third of the lease) takes it, logs the dead turn as ``interrupted`` and
@@ -21,23 +22,25 @@ import dataclasses
 import json
 import logging
 import os
-import select
 import socket
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
+from ..store.turn_log import CHANNEL, COMMANDS, SessionRow
 from ..types import CallOptions, Error
 from .event_codec import decode_event, encode_event
+from .interactions import AnswerOutcome
+from .turn_commands import Listener, RemoteTurns
 from .turns import (
     Discard,
     Entry,
     OpenSession,
     Queued,
     QueueItem,
+    SessionState,
     ShuttingDown,
     Submission,
     TurnManager,
@@ -83,7 +86,8 @@ class SharedTurnManager(TurnManager):
         self._notes: dict[str, Entry] = {}  # a queued turn's "queued" event, for its stream
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
-        self._listener: _Listener | None = None
+        self._listener: Listener | None = None
+        self._remote = RemoteTurns(lambda: self._repo, self.owner, self._apply)
         self.events_logged = 0
         self.rows_written = 0
         self.writes = 0
@@ -104,7 +108,8 @@ class SharedTurnManager(TurnManager):
         db = (await asyncio.to_thread(self._store)).db
         assert isinstance(db, PostgresDatabase), "a shared turn manager needs PostgreSQL"
         loop = asyncio.get_running_loop()
-        self._listener = _Listener(db, loop, self._notified)
+        handlers = {CHANNEL: self._notified, COMMANDS: self._remote.notified}
+        self._listener = Listener(db, loop, handlers)
         self._listener.start()
         self._keeper = loop.create_task(self._keep(), name="turn-leases")
 
@@ -179,6 +184,38 @@ class SharedTurnManager(TurnManager):
 
     async def start_id(self, topic_id: str) -> int:
         return await asyncio.to_thread(self._repo.turn_start_id, topic_id)
+
+    async def aabort(self, topic_id: str) -> bool:
+        return self.abort(topic_id) or await self._remote.abort(topic_id)
+
+    async def aanswer(self, topic_id: str, question_id: str, text: str) -> AnswerOutcome:
+        outcome = self.interactions.answer(topic_id, question_id, text)
+        if outcome != "unknown":
+            return outcome
+        return await self._remote.answer(topic_id, question_id, text)
+
+    def _apply(self, topic_id: str, command: dict[str, Any]) -> Any:
+        """A command another instance sent for a turn that runs here."""
+        if command.get("kind") == "abort":
+            running = self.running(topic_id)
+            # the turn it was meant for: a late command never stops the next one
+            return (
+                running is not None and running.id == command.get("turn") and self.abort(topic_id)
+            )
+        if command.get("kind") == "answer":
+            question, text = str(command.get("question")), str(command.get("answer"))
+            return self.interactions.answer(topic_id, question, text)
+        return None
+
+    async def session_states(self, topic_ids: list[str]) -> dict[str, SessionState]:
+        rows = await asyncio.to_thread(self._repo.states, topic_ids)
+        states = {}
+        for topic_id in topic_ids:
+            row = rows.get(topic_id, SessionRow(False, None, 0))
+            local = self.running(topic_id)
+            busy = row.leased or row.queued > 0 or local is not None
+            states[topic_id] = SessionState(busy, local.id if local else row.running, row.queued)
+        return states
 
     # -- following ----------------------------------------------------------------------------
 
@@ -373,6 +410,7 @@ class SharedTurnManager(TurnManager):
                 self._drop_lost(mine, began)
                 for topic in await asyncio.to_thread(self._repo.orphans):
                     self._schedule_next(topic)
+                await self._remote.sweep()
             except StoreError as exc:
                 log.warning("could not renew the turn leases: %s", exc)
 
@@ -427,52 +465,3 @@ def _item_from(raw: str) -> QueueItem:
         keep=bool(data.get("keep", True)),
         created=float(data.get("created", 0.0)),
     )
-
-
-class _Listener:
-    """A thread on a connection of its own that LISTENs and hands each notified session id
-    to ``wake`` on the event loop; it reconnects after a failure."""
-
-    def __init__(self, db: Any, loop: asyncio.AbstractEventLoop, wake: Any) -> None:
-        self._db = db
-        self._loop = loop
-        self._wake = wake
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="turn-listener", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        from ..store.turn_log import CHANNEL
-
-        while not self._stop.is_set():
-            conn = None
-            try:
-                conn = self._db.open_connection()
-                conn.run(f"LISTEN {CHANNEL}")
-                sock = getattr(conn, "_usock", None)
-                while not self._stop.is_set():
-                    if sock is not None:
-                        ready, _, _ = select.select([sock], [], [], 1.0)
-                    else:
-                        ready = []
-                        self._stop.wait(0.5)
-                    if ready or sock is None:
-                        conn.run("SELECT 1")  # reads the notifications that came
-                    while conn.notifications:
-                        _pid, _channel, payload = conn.notifications.popleft()
-                        self._loop.call_soon_threadsafe(self._wake, payload)
-            except Exception as exc:  # the streams poll meanwhile; try again shortly
-                if not self._stop.is_set():
-                    log.warning("the turn listener lost its connection: %s", exc)
-                    self._stop.wait(1.0)
-            finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:
-                        pass
