@@ -18,8 +18,6 @@ runs the queue.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import logging
 import os
 import socket
@@ -31,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import StoreError
 from ..store.turn_log import CHANNEL, COMMANDS, SessionRow
 from ..types import CallOptions, Error
-from .event_codec import decode_event, encode_event
+from .event_codec import decode_event, decode_item, encode_event, encode_item
 from .interactions import AnswerOutcome
 from .turn_commands import Listener, RemoteTurns
 from .turns import (
@@ -87,7 +85,7 @@ class SharedTurnManager(TurnManager):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._listener: Listener | None = None
-        self._remote = RemoteTurns(lambda: self._repo, self.owner, self._apply)
+        self._remote = RemoteTurns(lambda: self._repo, self.owner, self)
         self.events_logged = 0
         self.rows_written = 0
         self.writes = 0
@@ -154,7 +152,7 @@ class SharedTurnManager(TurnManager):
         local = self._channels.get(topic_id)
         if local is not None:
             since = max(since, local.last_id)
-        position = await asyncio.to_thread(self._repo.enqueue, topic_id, item.id, _item_json(item))
+        position = await asyncio.to_thread(self._repo.enqueue, topic_id, item.id, encode_item(item))
         if position:
             self._notes[item.id] = Entry(since, item.id, Queued(item.id, position, item.text[:200]))
         self._schedule_next(topic_id)
@@ -170,7 +168,7 @@ class SharedTurnManager(TurnManager):
         if running is None:
             turn = await asyncio.to_thread(self._repo.running, topic_id)
             running = QueueItem(turn, "") if turn else None  # on another instance
-        return running, [_item_from(str(row[1])) for row in rows]
+        return running, [decode_item(str(row[1])) for row in rows]
 
     async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
         done = await asyncio.to_thread(self._repo.cancel, topic_id, item_id)
@@ -193,19 +191,6 @@ class SharedTurnManager(TurnManager):
         if outcome != "unknown":
             return outcome
         return await self._remote.answer(topic_id, question_id, text)
-
-    def _apply(self, topic_id: str, command: dict[str, Any]) -> Any:
-        """A command another instance sent for a turn that runs here."""
-        if command.get("kind") == "abort":
-            running = self.running(topic_id)
-            # the turn it was meant for: a late command never stops the next one
-            return (
-                running is not None and running.id == command.get("turn") and self.abort(topic_id)
-            )
-        if command.get("kind") == "answer":
-            question, text = str(command.get("question")), str(command.get("answer"))
-            return self.interactions.answer(topic_id, question, text)
-        return None
 
     async def session_states(self, topic_ids: list[str]) -> dict[str, SessionState]:
         rows = await asyncio.to_thread(self._repo.states, topic_ids)
@@ -380,7 +365,7 @@ class SharedTurnManager(TurnManager):
                     self._repo.next_item, topic_id, self.owner, self.lease
                 )
                 if raw is not None:
-                    self._start(topic_id, _item_from(raw))
+                    self._start(topic_id, decode_item(raw))
                     return
                 if topic_id not in self._again:
                     self._wake(topic_id)  # idle now: the followers of the session end
@@ -436,32 +421,3 @@ class SharedTurnManager(TurnManager):
 
 def _interrupted() -> Error:
     return Error(INTERRUPTED, kind="interrupted")
-
-
-def _item_json(item: QueueItem) -> str:
-    return json.dumps(
-        {
-            "id": item.id,
-            "content": item.content,
-            "profile": item.profile,
-            "interactive": item.interactive,
-            "options": dataclasses.asdict(item.options),
-            "keep": item.keep,
-            "created": item.created,
-        }
-    )
-
-
-def _item_from(raw: str) -> QueueItem:
-    data = json.loads(raw)
-    options = dict(data.get("options") or {})
-    options["stop"] = tuple(options.get("stop") or ())
-    return QueueItem(
-        data["id"],
-        data["content"],
-        data.get("profile"),
-        bool(data.get("interactive", True)),
-        options=CallOptions(**options),
-        keep=bool(data.get("keep", True)),
-        created=float(data.get("created", 0.0)),
-    )

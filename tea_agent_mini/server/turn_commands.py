@@ -28,6 +28,7 @@ from .interactions import AnswerOutcome, Question, QuestionClosed
 
 if TYPE_CHECKING:
     from ..store import TurnLogRepository
+    from .turns import TurnManager
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +36,17 @@ REPLY_WAIT = 5.0  # seconds the sender waits for the holder's reply
 KEEP_COMMANDS = 120.0  # seconds a command nobody took is kept (its instance is gone)
 OUTCOMES: tuple[AnswerOutcome, ...] = ("answered", "unknown", "closed")
 
-Apply = Callable[[str, dict[str, Any]], Any]
-"""``(topic_id, command) -> result``: the holder applies a command (on the event loop); the
-result (JSON) goes back to the sender."""
-
 
 class RemoteTurns:
-    """Sends commands to the instances that run the turns, and takes the ones sent to us."""
+    """Sends commands to the instances that run the turns, and applies the ones sent to us to
+    ``turns``, this instance's turn manager."""
 
-    def __init__(self, repo: Callable[[], TurnLogRepository], owner: str, apply: Apply) -> None:
+    def __init__(
+        self, repo: Callable[[], TurnLogRepository], owner: str, turns: TurnManager
+    ) -> None:
         self._repo = repo
         self.owner = owner
-        self._apply = apply
+        self._turns = turns
         self._waiting: dict[str, asyncio.Future[Any]] = {}
         self._taking = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -130,6 +130,20 @@ class RemoteTurns:
                     await asyncio.to_thread(self._repo().signal, reply)
             except StoreError as exc:
                 log.warning("could not apply the turn commands sent to this instance: %s", exc)
+
+    def _apply(self, topic_id: str, command: dict[str, Any]) -> Any:
+        """The result (JSON) of a command another instance sent for a turn that runs here."""
+        turns = self._turns
+        if command.get("kind") == "abort":
+            running = turns.running(topic_id)
+            # only the turn it was meant for: a late command never stops the next one
+            return (
+                running is not None and running.id == command.get("turn") and turns.abort(topic_id)
+            )
+        if command.get("kind") == "answer":
+            question, text = str(command.get("question")), str(command.get("answer"))
+            return turns.interactions.answer(topic_id, question, text)
+        return None
 
     async def sweep(self) -> None:
         """With the lease sweep: the commands whose notification was missed, and the old ones

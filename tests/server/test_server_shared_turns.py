@@ -16,6 +16,8 @@ import httpx
 import pytest
 import yaml
 
+from tea_agent_mini.server.turn_commands import REPLY_WAIT
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.pg import free_port
 from tests.server.server_helpers import parse_sse, read_events
@@ -268,7 +270,9 @@ def test_a_turn_running_on_one_instance_is_aborted_through_another(
         )
         wait_for(lambda: any(e.event == "token" for e in events), "the turn did not start")
         assert b.app.state.tea.turns.running(sid) is None  # it runs on A only
+        started = time.monotonic()
         assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": True}
+        assert time.monotonic() - started < REPLY_WAIT  # A replied (not B's fallback)
         reader.join(timeout=10)
         assert not reader.is_alive() and events[-1].event == "error"
         assert events[-1].data["kind"] == "cancelled"
@@ -305,16 +309,20 @@ def test_a_question_asked_on_one_instance_is_answered_through_another(
         other = new_session(on_b)
         elsewhere = on_b.post(f"/v1/sessions/{other}/questions/{question}", json={"answer": "x"})
         assert elsewhere.status_code == 404
-        answered = on_b.post(f"{url}/{question}", json={"answer": "Postgres"})
+        started = time.monotonic()
+        answer = "Postgres " + "é" * 4000  # over the 8000 bytes a notification carries
+        answered = on_b.post(f"{url}/{question}", json={"answer": answer})
+        assert time.monotonic() - started < REPLY_WAIT  # A replied
         assert answered.status_code == 200, answered.text
-        assert answered.json() == {"id": question, "status": "answered", "answer": "Postgres"}
+        assert answered.json() == {"id": question, "status": "answered", "answer": answer}
         _, rest = read_events(
             on_b, "GET", f"/v1/sessions/{sid}/events", headers={"Last-Event-ID": str(head[-1].id)}
         )
         closed = next(e for e in rest if e.event == "question_closed")
-        assert closed.data["status"] == "answered" and closed.data["answer"] == "Postgres"
+        assert closed.data["status"] == "answered" and closed.data["answer"] == answer
         result = next(e for e in rest if e.event == "tool_result")
-        assert result.data["preview"] == "The user answered: Postgres"
+        assert result.data["preview"].startswith("The user answered: Postgres éé")
+        assert answer in turn_requests(scripted_server)[-1]["messages"][-1]["content"]
         assert rest[-1].event == "done"
         assert on_b.post(f"{url}/{question}", json={"answer": "SQLite"}).status_code == 409
         assert on_a.post(f"{url}/{question}", json={"answer": "SQLite"}).status_code == 409
