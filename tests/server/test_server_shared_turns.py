@@ -286,6 +286,34 @@ def test_a_turn_running_on_one_instance_is_aborted_through_another(
         assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": False}
 
 
+def test_an_approval_asked_on_one_instance_is_given_through_another(
+    shared_config, live_factory, scripted_server, workspace
+):
+    a, b = live_factory(), live_factory()
+    write = {"action": "write", "filename": "notes.txt", "content": "hello"}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_file", write)]), Reply(text="Finished.")
+    )
+    with a.client() as on_a, b.client() as on_b:
+        assert on_a.patch("/v1/config", json={"agent": {"approval": "ask"}}).status_code == 200
+        sid = new_session(on_a)
+        _, head = read_events(
+            on_a,
+            "POST",
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "write it"},
+            until=lambda e: e.event == "question",
+        )
+        assert head[-1].data["kind"] == "approval"
+        url = f"/v1/sessions/{sid}/questions/{head[-1].data['id']}"
+        assert on_b.post(url, json={"answer": "Allow"}).status_code == 200
+        _, rest = read_events(
+            on_b, "GET", f"/v1/sessions/{sid}/events", headers={"Last-Event-ID": str(head[-1].id)}
+        )
+        assert next(e.data for e in rest if e.event == "tool_result")["ok"] is True
+        assert rest[-1].event == "done" and (workspace / "notes.txt").read_text() == "hello"
+
+
 def test_a_question_asked_on_one_instance_is_answered_through_another(
     shared_config, live_factory, scripted_server
 ):
