@@ -1,4 +1,5 @@
-"""Turn events as JSON, for the event log several instances share (``shared_turns.py``).
+"""Turn events and queued messages as JSON, for the event log and the queue several instances
+share (``shared_turns.py``).
 
 An event is a frozen dataclass; it is stored as ``{"~": class name, field: value ...}``, nested
 events and usage the same way, and read back into the same class (lists become tuples).
@@ -11,6 +12,7 @@ import json
 from typing import Any
 
 from ..types import (
+    CallOptions,
     ChildEvent,
     Done,
     Error,
@@ -22,9 +24,9 @@ from ..types import (
     Usage,
 )
 from .interactions import Question, QuestionClosed, UserNotice
-from .turns import Queued, TurnStarted
+from .turns import Queued, QueueItem, TurnStarted
 
-__all__ = ["decode_event", "encode_event"]
+__all__ = ["decode_event", "decode_item", "encode_event", "encode_item", "kind_prefix"]
 
 KINDS: dict[str, type] = {
     kind.__name__: kind
@@ -70,6 +72,12 @@ def _typed(value: Any) -> Any:
     return value
 
 
+def kind_prefix(kind: type) -> str:
+    """How the JSON of every event of ``kind`` starts (and of kinds whose name extends its):
+    the class name comes first, so the store can find them with ``LIKE``."""
+    return '{"~":' + json.dumps(kind.__name__)[:-1]
+
+
 def encode_event(event: Any) -> str:
     return json.dumps(_plain(event), ensure_ascii=False, separators=(",", ":"))
 
@@ -80,3 +88,32 @@ def decode_event(text: str) -> Any:
         return _typed(json.loads(text))
     except (ValueError, TypeError) as exc:
         return Notice(f"an event could not be read: {exc}", kind="internal")
+
+
+def encode_item(item: QueueItem) -> str:
+    return json.dumps(
+        {
+            "id": item.id,
+            "content": item.content,
+            "profile": item.profile,
+            "interactive": item.interactive,
+            "options": dataclasses.asdict(item.options),
+            "keep": item.keep,
+            "created": item.created,
+        }
+    )
+
+
+def decode_item(raw: str) -> QueueItem:
+    data = json.loads(raw)
+    options = dict(data.get("options") or {})
+    options["stop"] = tuple(options.get("stop") or ())
+    return QueueItem(
+        data["id"],
+        data["content"],
+        data.get("profile"),
+        bool(data.get("interactive", True)),
+        options=CallOptions(**options),
+        keep=bool(data.get("keep", True)),
+        created=float(data.get("created", 0.0)),
+    )

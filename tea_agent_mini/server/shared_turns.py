@@ -7,7 +7,8 @@ next) runs it. What a turn emits goes to the in-memory log as on SQLite and, in 
 to ``turn_events``, under the same ids; every follower reads the stored events, so a client
 re-attaching to any instance with ``Last-Event-ID`` gets the rest of the stream. A dedicated
 connection LISTENs for the writers' notifications and wakes the waiting streams; a slow poll
-is the safety net.
+is the safety net. An abort or an answer sent to an instance that does not run the turn reaches
+the one that does through ``turn_commands.py``; a session's ``busy`` is the database's.
 
 An instance that dies leaves its lease to expire (``server.turn_lease``); the next instance to
 look (each sweeps every third of the lease) takes it, logs the dead turn as ``interrupted`` and
@@ -17,27 +18,27 @@ runs the queue.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import logging
 import os
-import select
 import socket
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
+from ..store.turn_log import CHANNEL, COMMANDS, SessionRow
 from ..types import CallOptions, Error
-from .event_codec import decode_event, encode_event
+from .event_codec import decode_event, decode_item, encode_event, encode_item
+from .interactions import AnswerOutcome
+from .turn_commands import Listener, RemoteTurns
 from .turns import (
     Discard,
     Entry,
     OpenSession,
     Queued,
     QueueItem,
+    SessionState,
     ShuttingDown,
     Submission,
     TurnManager,
@@ -83,7 +84,8 @@ class SharedTurnManager(TurnManager):
         self._notes: dict[str, Entry] = {}  # a queued turn's "queued" event, for its stream
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
-        self._listener: _Listener | None = None
+        self._listener: Listener | None = None
+        self._remote = RemoteTurns(lambda: self._repo, self.owner, self)
         self.events_logged = 0
         self.rows_written = 0
         self.writes = 0
@@ -104,7 +106,8 @@ class SharedTurnManager(TurnManager):
         db = (await asyncio.to_thread(self._store)).db
         assert isinstance(db, PostgresDatabase), "a shared turn manager needs PostgreSQL"
         loop = asyncio.get_running_loop()
-        self._listener = _Listener(db, loop, self._notified)
+        handlers = {CHANNEL: self._notified, COMMANDS: self._remote.notified}
+        self._listener = Listener(db, loop, handlers)
         self._listener.start()
         self._keeper = loop.create_task(self._keep(), name="turn-leases")
 
@@ -149,7 +152,7 @@ class SharedTurnManager(TurnManager):
         local = self._channels.get(topic_id)
         if local is not None:
             since = max(since, local.last_id)
-        position = await asyncio.to_thread(self._repo.enqueue, topic_id, item.id, _item_json(item))
+        position = await asyncio.to_thread(self._repo.enqueue, topic_id, item.id, encode_item(item))
         if position:
             self._notes[item.id] = Entry(since, item.id, Queued(item.id, position, item.text[:200]))
         self._schedule_next(topic_id)
@@ -165,7 +168,7 @@ class SharedTurnManager(TurnManager):
         if running is None:
             turn = await asyncio.to_thread(self._repo.running, topic_id)
             running = QueueItem(turn, "") if turn else None  # on another instance
-        return running, [_item_from(str(row[1])) for row in rows]
+        return running, [decode_item(str(row[1])) for row in rows]
 
     async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
         done = await asyncio.to_thread(self._repo.cancel, topic_id, item_id)
@@ -179,6 +182,25 @@ class SharedTurnManager(TurnManager):
 
     async def start_id(self, topic_id: str) -> int:
         return await asyncio.to_thread(self._repo.turn_start_id, topic_id)
+
+    async def aabort(self, topic_id: str) -> bool:
+        return self.abort(topic_id) or await self._remote.abort(topic_id)
+
+    async def aanswer(self, topic_id: str, question_id: str, text: str) -> AnswerOutcome:
+        outcome = self.interactions.answer(topic_id, question_id, text)
+        if outcome != "unknown":
+            return outcome
+        return await self._remote.answer(topic_id, question_id, text)
+
+    async def session_states(self, topic_ids: list[str]) -> dict[str, SessionState]:
+        rows = await asyncio.to_thread(self._repo.states, topic_ids)
+        states = {}
+        for topic_id in topic_ids:
+            row = rows.get(topic_id, SessionRow(False, None, 0))
+            local = self.running(topic_id)
+            busy = row.leased or row.queued > 0 or local is not None
+            states[topic_id] = SessionState(busy, local.id if local else row.running, row.queued)
+        return states
 
     # -- following ----------------------------------------------------------------------------
 
@@ -343,7 +365,7 @@ class SharedTurnManager(TurnManager):
                     self._repo.next_item, topic_id, self.owner, self.lease
                 )
                 if raw is not None:
-                    self._start(topic_id, _item_from(raw))
+                    self._start(topic_id, decode_item(raw))
                     return
                 if topic_id not in self._again:
                     self._wake(topic_id)  # idle now: the followers of the session end
@@ -373,6 +395,7 @@ class SharedTurnManager(TurnManager):
                 self._drop_lost(mine, began)
                 for topic in await asyncio.to_thread(self._repo.orphans):
                     self._schedule_next(topic)
+                await self._remote.sweep()
             except StoreError as exc:
                 log.warning("could not renew the turn leases: %s", exc)
 
@@ -398,81 +421,3 @@ class SharedTurnManager(TurnManager):
 
 def _interrupted() -> Error:
     return Error(INTERRUPTED, kind="interrupted")
-
-
-def _item_json(item: QueueItem) -> str:
-    return json.dumps(
-        {
-            "id": item.id,
-            "content": item.content,
-            "profile": item.profile,
-            "interactive": item.interactive,
-            "options": dataclasses.asdict(item.options),
-            "keep": item.keep,
-            "created": item.created,
-        }
-    )
-
-
-def _item_from(raw: str) -> QueueItem:
-    data = json.loads(raw)
-    options = dict(data.get("options") or {})
-    options["stop"] = tuple(options.get("stop") or ())
-    return QueueItem(
-        data["id"],
-        data["content"],
-        data.get("profile"),
-        bool(data.get("interactive", True)),
-        options=CallOptions(**options),
-        keep=bool(data.get("keep", True)),
-        created=float(data.get("created", 0.0)),
-    )
-
-
-class _Listener:
-    """A thread on a connection of its own that LISTENs and hands each notified session id
-    to ``wake`` on the event loop; it reconnects after a failure."""
-
-    def __init__(self, db: Any, loop: asyncio.AbstractEventLoop, wake: Any) -> None:
-        self._db = db
-        self._loop = loop
-        self._wake = wake
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="turn-listener", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        from ..store.turn_log import CHANNEL
-
-        while not self._stop.is_set():
-            conn = None
-            try:
-                conn = self._db.open_connection()
-                conn.run(f"LISTEN {CHANNEL}")
-                sock = getattr(conn, "_usock", None)
-                while not self._stop.is_set():
-                    if sock is not None:
-                        ready, _, _ = select.select([sock], [], [], 1.0)
-                    else:
-                        ready = []
-                        self._stop.wait(0.5)
-                    if ready or sock is None:
-                        conn.run("SELECT 1")  # reads the notifications that came
-                    while conn.notifications:
-                        _pid, _channel, payload = conn.notifications.popleft()
-                        self._loop.call_soon_threadsafe(self._wake, payload)
-            except Exception as exc:  # the streams poll meanwhile; try again shortly
-                if not self._stop.is_set():
-                    log.warning("the turn listener lost its connection: %s", exc)
-                    self._stop.wait(1.0)
-            finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:
-                        pass

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError, TeaAgentError
 from ..types import CallOptions, Done, Error, Usage
-from .interactions import Interactions, TurnHooks
+from .interactions import AnswerOutcome, Interactions, TurnHooks
 
 log = logging.getLogger(__name__)
 SHUTDOWN = "the server shut down while this tool was running"
@@ -66,6 +66,13 @@ class Entry:
     id: int
     turn: str
     event: Any
+
+
+@dataclass(frozen=True)
+class SessionState:
+    busy: bool  # a turn runs or waits
+    running: str | None
+    queued: int
 
 
 @dataclass
@@ -177,7 +184,19 @@ class TurnManager:
         return sum(1 for c in self._channels.values() if c.current is not None)
 
     def any_busy(self) -> bool:
+        # this instance's turns only, on a shared store too: they are what a config or profile
+        # change here would pull the runtime from under
         return any(c.busy for c in self._channels.values())
+
+    async def session_states(self, topic_ids: list[str]) -> dict[str, SessionState]:
+        """Whether each session runs or waits, and what (wherever its turns run)."""
+        states = {}
+        for topic_id in topic_ids:
+            running = self.running(topic_id)
+            states[topic_id] = SessionState(
+                self.busy(topic_id), running.id if running else None, len(self.queued(topic_id))
+            )
+        return states
 
     def turn_start_id(self, topic_id: str) -> int:
         """The id just before the running (else the last) turn's first event; 0 if none."""
@@ -271,6 +290,15 @@ class TurnManager:
             return False
         channel.task.cancel()
         return True
+
+    async def aabort(self, topic_id: str) -> bool:
+        """:meth:`abort`, wherever the turn runs."""
+        return self.abort(topic_id)
+
+    async def aanswer(self, topic_id: str, question_id: str, text: str) -> AnswerOutcome:
+        """Answer a running turn's question, wherever the turn runs (see
+        :meth:`Interactions.answer`)."""
+        return self.interactions.answer(topic_id, question_id, text)
 
     async def forget(self, topic_id: str) -> None:
         """Stop everything of a session (before it is deleted) and drop its log."""

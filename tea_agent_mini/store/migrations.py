@@ -420,6 +420,21 @@ def _shared_files(db: Database) -> None:
     db.execute("CREATE INDEX shared_files_by_version ON shared_files (version)")
 
 
+def _turn_commands(db: Database) -> None:
+    # an abort or an answer for a turn that runs on another instance (server/turn_commands.py):
+    # a row, as an answer may be longer than a notification's payload; unused on SQLite
+    db.execute(
+        """CREATE TABLE turn_commands (
+            id TEXT PRIMARY KEY,
+            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            command TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX turn_commands_by_owner ON turn_commands (owner)")
+
+
 # the columns of memories whose change the instances' memory caches must see: all but the
 # access stamp, which selection writes at each turn
 _MEMORY_COLUMNS = (
@@ -469,7 +484,8 @@ MIGRATIONS: list[Migration] = [
     (12, "skill_stats", _skill_stats),
     (13, "shared_turns", _shared_turns),
     (14, "shared_files", _shared_files),
-    (15, "change_counters", _change_counters),
+    (15, "turn_commands", _turn_commands),
+    (16, "change_counters", _change_counters),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 

@@ -4,7 +4,7 @@ subscribed to its channel. After a lost connection it reconnects and calls every
 ``None``: what was notified meanwhile is lost, so the subscribers look again.
 
 The store's triggers notify :data:`CHANGES` with the name of the table a statement changed
-(migration 15); server/shared_turns.py wakes its streams on ``turn_log.CHANNEL``.
+(migration 16); server/shared_turns.py wakes its streams on ``turn_log.CHANNEL``.
 """
 
 from __future__ import annotations

@@ -268,7 +268,7 @@ class PostgresDatabase(Database):
     # -- the schema and its changes --------------------------------------------------------
 
     def data_version(self, table: str = "") -> int:
-        """For ``table`` (one with a change counter, migration 15): its counter, which moves
+        """For ``table`` (one with a change counter, migration 16): its counter, which moves
         with each statement that changes the table, on any instance. Without: changes
         whenever a transaction that wrote has ended since the last call (anyone's, ours too,
         on any table): the server's snapshot, ``pg_current_snapshot()``, is the witness."""

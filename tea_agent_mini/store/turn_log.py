@@ -7,21 +7,35 @@ memory): each session's event log, its queue of waiting messages and its lease.
 * ``session_leases``: which instance runs the session's turns (and which turn) until
   ``expires_at``; the holder renews it, and an expired lease is anyone's to take.
 
+* ``turn_commands``: an abort or an answer for the turn a lease holder runs, sent by another
+  instance (``server/turn_commands.py``).
+
 Writers call ``pg_notify`` on :data:`CHANNEL` with the session id, so the instances that
-follow the session wake up (``server/shared_turns.py`` listens).
+follow the session wake up (``server/shared_turns.py`` listens); commands and their replies
+are announced on :data:`COMMANDS` with a small JSON object naming the instance they are for.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .database import Database, Row
 
-__all__ = ["CHANNEL", "Claim", "StoredEvent", "TurnLogRepository"]
+__all__ = [
+    "CHANNEL",
+    "COMMANDS",
+    "Claim",
+    "Holder",
+    "SessionRow",
+    "StoredEvent",
+    "TurnLogRepository",
+]
 
 CHANNEL = "tea_turns"
+COMMANDS = "tea_turn_commands"
 BATCH_ROWS = 200  # rows per INSERT (5 parameters each)
 
 
@@ -30,6 +44,21 @@ class StoredEvent:
     id: int
     turn: str
     event: str  # JSON (server/shared_turns.py encodes it)
+
+
+@dataclass(frozen=True)
+class Holder:
+    owner: str
+    turn: str | None
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """What the database knows of a session's turns."""
+
+    leased: bool  # a live lease: a turn runs or is about to
+    running: str | None
+    queued: int
 
 
 @dataclass(frozen=True)
@@ -239,3 +268,70 @@ class TurnLogRepository:
             "DELETE FROM turn_queue WHERE topic_id = ? AND id = ?", (topic_id, item_id)
         )
         return done.rowcount > 0
+
+    def holder(self, topic_id: str) -> Holder | None:
+        """Who holds the session's live lease, and the turn it runs."""
+        row = self._db.query_one(
+            "SELECT owner, turn FROM session_leases WHERE topic_id = ? AND expires_at > ?",
+            (topic_id, time.time()),
+        )
+        return Holder(str(row[0]), str(row[1]) if row[1] else None) if row else None
+
+    def states(self, topic_ids: Sequence[str]) -> dict[str, SessionRow]:
+        """The live lease and the waiting messages of each session, in one query."""
+        if not topic_ids:
+            return {}
+        marks = ", ".join("?" for _ in topic_ids)
+        rows = self._db.query(
+            f"SELECT topic_id, 'lease', turn, 0 FROM session_leases WHERE topic_id IN ({marks}) "
+            f"AND expires_at > ? UNION ALL SELECT topic_id, 'queue', NULL, COUNT(*) FROM "
+            f"turn_queue WHERE topic_id IN ({marks}) GROUP BY topic_id",
+            (*topic_ids, time.time(), *topic_ids),
+        )
+        found: dict[str, SessionRow] = {}
+        for topic, kind, turn, count in rows:
+            state = found.get(str(topic), SessionRow(False, None, 0))
+            if kind == "lease":
+                state = SessionRow(True, str(turn) if turn else None, state.queued)
+            else:
+                state = SessionRow(state.leased, state.running, int(count))
+            found[str(topic)] = state
+        return found
+
+    def with_prefix(self, topic_id: str, prefix: str) -> list[StoredEvent]:
+        """The session's stored events whose JSON starts with ``prefix`` (no ``%`` or ``_``)."""
+        rows = self._db.query(
+            "SELECT id, turn, event FROM turn_events WHERE topic_id = ? AND event LIKE ? "
+            "ORDER BY id",
+            (topic_id, prefix + "%"),
+        )
+        return [StoredEvent(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    # -- commands to the lease holder ----------------------------------------------------------
+
+    def send_command(self, command_id: str, topic_id: str, owner: str, command: str) -> None:
+        """Leave a command (JSON) for ``owner`` and tell it on :data:`COMMANDS`."""
+        self._db.execute(
+            "INSERT INTO turn_commands (id, topic_id, owner, command, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (command_id, topic_id, owner, command, time.time()),
+        )
+        self.signal({"to": owner})
+
+    def take_commands(self, owner: str) -> list[tuple[str, str, str]]:
+        """``(id, topic_id, command)`` of the commands left for ``owner``, oldest first; each
+        is taken once, whoever else asks at the same time."""
+        rows = self._db.query(
+            "DELETE FROM turn_commands WHERE owner = ? RETURNING id, topic_id, command, created_at",
+            (owner,),
+        )
+        rows = sorted(rows, key=lambda r: float(r[3]))
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def drop_commands(self, before: float) -> None:
+        """Forget the commands nobody took (their instance is gone)."""
+        self._db.execute("DELETE FROM turn_commands WHERE created_at < ?", (before,))
+
+    def signal(self, message: dict[str, object]) -> None:
+        if self.shared:
+            self._db.query("SELECT pg_notify(?, ?)", (COMMANDS, json.dumps(message)))

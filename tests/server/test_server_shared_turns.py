@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,9 @@ import httpx
 import pytest
 import yaml
 
-from tests.fakes.scripted_server import Reply
+from tea_agent_mini.server.turn_commands import REPLY_WAIT
+from tests.fakes.background import turn_requests
+from tests.fakes.scripted_server import Reply, ToolCallSpec
 from tests.pg import free_port
 from tests.server.server_helpers import parse_sse, read_events
 
@@ -233,3 +236,149 @@ def test_an_instance_whose_lease_was_taken_stops_its_turn(
         time.sleep(0.3)
         stored = [e.event for e in store.turn_log.after(sid, 0)]
         assert stored and not any('"~":"Error"' in event for event in stored)
+
+
+def follow_in_background(client: httpx.Client, url: str, **kwargs) -> tuple[list, threading.Thread]:
+    """Read a whole SSE stream in a thread; the events land in the returned list as they come."""
+    events: list = []
+
+    def run() -> None:
+        read_events(client, "POST", url, until=lambda e: events.append(e) is not None, **kwargs)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return events, thread
+
+
+def wait_for(check, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_turn_running_on_one_instance_is_aborted_through_another(
+    shared_config, live_factory, scripted_server
+):
+    a, b = live_factory(), live_factory()
+    scripted_server.push(Reply(text=TEXT * 4, delay=0.05, chunk_chars=4))
+    with a.client() as on_a, b.client() as on_b:
+        sid = new_session(on_a)
+        assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": False}
+        events, reader = follow_in_background(
+            on_a, f"/v1/sessions/{sid}/messages", json={"content": "go"}
+        )
+        wait_for(lambda: any(e.event == "token" for e in events), "the turn did not start")
+        assert b.app.state.tea.turns.running(sid) is None  # it runs on A only
+        started = time.monotonic()
+        assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": True}
+        assert time.monotonic() - started < REPLY_WAIT  # A replied (not B's fallback)
+        reader.join(timeout=10)
+        assert not reader.is_alive() and events[-1].event == "error"
+        assert events[-1].data["kind"] == "cancelled"
+        assert len(tokens(events)) < len(TEXT * 4)
+        _, seen_on_b = read_events(on_b, "GET", f"/v1/sessions/{sid}/events")
+        assert seen_on_b[-1].event == "error" and seen_on_b[-1].data["kind"] == "cancelled"
+
+        scripted_server.push(Reply(text="after the abort"))
+        _, after = read_events(on_b, "POST", f"/v1/sessions/{sid}/messages", json={"content": "2"})
+        assert after[-1].event == "done" and after[-1].data["text"] == "after the abort"
+        assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": False}
+
+
+def test_an_approval_asked_on_one_instance_is_given_through_another(
+    shared_config, live_factory, scripted_server, workspace
+):
+    a, b = live_factory(), live_factory()
+    write = {"action": "write", "filename": "notes.txt", "content": "hello"}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_file", write)]), Reply(text="Finished.")
+    )
+    with a.client() as on_a, b.client() as on_b:
+        assert on_a.patch("/v1/config", json={"agent": {"approval": "ask"}}).status_code == 200
+        sid = new_session(on_a)
+        _, head = read_events(
+            on_a,
+            "POST",
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "write it"},
+            until=lambda e: e.event == "question",
+        )
+        assert head[-1].data["kind"] == "approval"
+        url = f"/v1/sessions/{sid}/questions/{head[-1].data['id']}"
+        assert on_b.post(url, json={"answer": "Allow"}).status_code == 200
+        _, rest = read_events(
+            on_b, "GET", f"/v1/sessions/{sid}/events", headers={"Last-Event-ID": str(head[-1].id)}
+        )
+        assert next(e.data for e in rest if e.event == "tool_result")["ok"] is True
+        assert rest[-1].event == "done" and (workspace / "notes.txt").read_text() == "hello"
+
+
+def test_a_question_asked_on_one_instance_is_answered_through_another(
+    shared_config, live_factory, scripted_server
+):
+    a, b = live_factory(), live_factory()
+    ask = {"question": "Which database?", "choices": ["SQLite", "Postgres"], "timeout": 30}
+    scripted_server.push(
+        Reply(tool_calls=[ToolCallSpec("toolkit_question", ask)]), Reply(text="Noted.")
+    )
+    with a.client() as on_a, b.client() as on_b:
+        sid = new_session(on_a)
+        _, head = read_events(
+            on_a,
+            "POST",
+            f"/v1/sessions/{sid}/messages",
+            json={"content": "set it up"},
+            until=lambda e: e.event == "question",
+        )
+        question = head[-1].data["id"]
+        url = f"/v1/sessions/{sid}/questions"
+        assert on_b.post(f"{url}/nope", json={"answer": "x"}).status_code == 404
+        other = new_session(on_b)
+        elsewhere = on_b.post(f"/v1/sessions/{other}/questions/{question}", json={"answer": "x"})
+        assert elsewhere.status_code == 404
+        started = time.monotonic()
+        answer = "Postgres " + "é" * 4000  # over the 8000 bytes a notification carries
+        answered = on_b.post(f"{url}/{question}", json={"answer": answer})
+        assert time.monotonic() - started < REPLY_WAIT  # A replied
+        assert answered.status_code == 200, answered.text
+        assert answered.json() == {"id": question, "status": "answered", "answer": answer}
+        _, rest = read_events(
+            on_b, "GET", f"/v1/sessions/{sid}/events", headers={"Last-Event-ID": str(head[-1].id)}
+        )
+        closed = next(e for e in rest if e.event == "question_closed")
+        assert closed.data["status"] == "answered" and closed.data["answer"] == answer
+        result = next(e for e in rest if e.event == "tool_result")
+        assert result.data["preview"].startswith("The user answered: Postgres éé")
+        assert answer in turn_requests(scripted_server)[-1]["messages"][-1]["content"]
+        assert rest[-1].event == "done"
+        assert on_b.post(f"{url}/{question}", json={"answer": "SQLite"}).status_code == 409
+        assert on_a.post(f"{url}/{question}", json={"answer": "SQLite"}).status_code == 409
+
+
+def test_busy_is_the_same_on_every_instance(shared_config, live_factory, scripted_server):
+    a, b = live_factory(), live_factory()
+    scripted_server.push(Reply(text=TEXT * 2, delay=0.03, chunk_chars=4))
+    with a.client() as on_a, b.client() as on_b:
+        sid = new_session(on_a)
+        idle = new_session(on_b)
+        events, reader = follow_in_background(
+            on_a, f"/v1/sessions/{sid}/messages", json={"content": "go"}
+        )
+        wait_for(lambda: any(e.event == "token" for e in events), "the turn did not start")
+        turn = events[0].data["turn"]
+        for client in (on_a, on_b):
+            session = client.get(f"/v1/sessions/{sid}").json()
+            assert session["busy"] is True and session["running"] == turn
+            listed = {s["id"]: s for s in client.get("/v1/sessions").json()["data"]}
+            assert listed[sid]["busy"] is True and listed[sid]["running"] == turn
+            assert listed[idle]["busy"] is False and listed[idle]["running"] is None
+        reader.join(timeout=20)
+        assert events[-1].event == "done"
+        wait_for(
+            lambda: on_b.get(f"/v1/sessions/{sid}").json()["busy"] is False,
+            "the session stayed busy",
+        )
+        for client in (on_a, on_b):
+            listed = {s["id"]: s for s in client.get("/v1/sessions").json()["data"]}
+            assert listed[sid]["busy"] is False and listed[sid]["running"] is None

@@ -1,4 +1,4 @@
-"""Change counters and notifications on PostgreSQL (migration 15): the memory caches read again
+"""Change counters and notifications on PostgreSQL (migration 16): the memory caches read again
 after a change to the memories only, not after any write anywhere, and a scheduler hears of
 another instance's new task at once."""
 

@@ -64,7 +64,7 @@ def counts(target: str) -> dict[str, int]:
         return {
             name: int(store.db.query_one(f"SELECT count(*) FROM {name}")[0])
             for name in store.db.tables()
-            # SQLite's FTS shadow tables; PostgreSQL's change counters (migration 15)
+            # SQLite's FTS shadow tables; PostgreSQL's change counters (migration 16)
             if not name.startswith("memories_fts_") and name != "store_changes"
         }
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from tea_agent_mini.store.turn_log import Holder, SessionRow
+
 
 def test_events_are_read_back_after_an_id_and_trimmed_to_the_last_turns(store):
     topic = store.topics.create("t").id
@@ -49,3 +51,38 @@ def test_an_expired_lease_is_taken_over_with_its_dead_turn(store):
     assert claim.taken and claim.dead_turn == "i1" and claim.last_id == 7
     assert log.renew("B", 30) == [topic] and log.renew("A", 30) == []
     assert log.next_item(topic, "B", 30) == "{}" and log.running(topic) == "i2"
+
+
+def test_the_state_of_a_page_of_sessions_and_who_runs_them(store):
+    running, waiting, idle = (store.topics.create(t).id for t in ("r", "w", "i"))
+    log = store.turn_log
+    log.enqueue(running, "i1", "{}")
+    log.enqueue(running, "i2", "{}")
+    assert log.claim(running, "A", 30).taken and log.next_item(running, "A", 30) == "{}"
+    log.enqueue(waiting, "i3", "{}")
+    states = log.states([running, waiting, idle])
+    assert states[running] == SessionRow(True, "i1", 1)
+    assert states[waiting] == SessionRow(False, None, 1)
+    assert idle not in states and log.states([]) == {}
+    assert log.holder(running) == Holder("A", "i1") and log.holder(waiting) is None
+
+
+def test_commands_are_taken_once_by_their_instance(store):
+    topic = store.topics.create("t").id
+    log = store.turn_log
+    log.send_command("c1", topic, "A", '{"kind": "abort"}')
+    log.send_command("c2", topic, "B", "{}")
+    assert log.take_commands("A") == [("c1", topic, '{"kind": "abort"}')]
+    assert log.take_commands("A") == []
+    log.drop_commands(time.time() + 1)
+    assert log.take_commands("B") == []
+
+
+def test_events_are_found_by_the_start_of_their_json(store):
+    topic = store.topics.create("t").id
+    log = store.turn_log
+    asked = '{"~":"Question","id":"q1"}'
+    rows = [(topic, 1, "t", asked), (topic, 2, "t", '{"~":"TextDelta"}')]
+    log.append([*rows, (topic, 3, "t", '{"~":"QuestionClosed","id":"q1"}')])
+    found = log.with_prefix(topic, '{"~":"Question')
+    assert [e.id for e in found] == [1, 3] and found[0].event == asked

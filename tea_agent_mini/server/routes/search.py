@@ -16,7 +16,7 @@ from ..schemas import INT, NUM, STR, obj, ref
 from ..spec import endpoint
 from ..state import ServerState, blocking, state
 from .memory_views import MEMORY_SCHEMA, memory_json
-from .sessions import session_json
+from .sessions import sessions_json
 from .task_views import TASK_SCHEMA
 from .tasks import search_tasks
 
@@ -97,7 +97,7 @@ async def search(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             "query": query,
-            "sessions": [session_json(t, st) for t in topics],
+            "sessions": await sessions_json(topics, st),
             "messages": messages,
             "memories": memories,
             "tasks": tasks,

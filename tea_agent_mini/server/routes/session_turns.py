@@ -170,7 +170,7 @@ async def cancel_queued(request: Request) -> JSONResponse:
 async def abort_turn(request: Request) -> JSONResponse:
     st = state(request)
     topic = await require_topic(request)
-    return JSONResponse({"aborted": st.turns.abort(topic.id)})
+    return JSONResponse({"aborted": await st.turns.aabort(topic.id)})
 
 
 @endpoint(
@@ -194,7 +194,7 @@ async def answer_question(request: Request) -> JSONResponse:
         raise ApiError(400, "field 'answer' must not be empty")
     topic = await require_topic(request)
     question_id = request.path_params["question"]
-    outcome = st.turns.interactions.answer(topic.id, question_id, answer.strip())
+    outcome = await st.turns.aanswer(topic.id, question_id, answer.strip())
     if outcome == "unknown":
         raise ApiError(404, f"no question with id {question_id!r} in this session")
     if outcome == "closed":

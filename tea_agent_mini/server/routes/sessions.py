@@ -16,6 +16,7 @@ from ..bodies import Fields, query_int, read_json
 from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, require_topic, state
+from ..turns import SessionState
 
 TITLE_LIMIT = 200
 PROMPT_LIMIT = 100_000
@@ -25,8 +26,17 @@ MESSAGES_MAX = 1000
 BULK_MAX = 1000
 
 
-def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
-    running = st.turns.running(topic.id)
+async def sessions_json(topics: list[Any], st: ServerState) -> list[dict[str, Any]]:
+    """The sessions as the API shows them, their turns' state read at once for all of them."""
+    states = await st.turns.session_states([topic.id for topic in topics])
+    return [session_json(topic, states[topic.id]) for topic in topics]
+
+
+async def one_session_json(topic: Any, st: ServerState) -> dict[str, Any]:
+    return (await sessions_json([topic], st))[0]
+
+
+def session_json(topic: Any, turns: SessionState) -> dict[str, Any]:
     return {
         "id": topic.id,
         "object": "session",
@@ -42,9 +52,9 @@ def session_json(topic: Any, st: ServerState) -> dict[str, Any]:
         "total_tokens": topic.prompt_tokens + topic.completion_tokens,
         "message_count": topic.message_count,
         "system_prompt": topic.system_prompt,
-        "busy": st.turns.busy(topic.id),
-        "running": running.id if running else None,
-        "queued": len(st.turns.queued(topic.id)),
+        "busy": turns.busy,
+        "running": turns.running,
+        "queued": turns.queued,
     }
 
 
@@ -112,7 +122,7 @@ async def list_sessions(request: Request) -> JSONResponse:
             st.store.topics.recent, limit=limit + 1, offset=offset, query=query, sources=sources
         )
     topics, more = trim(found, limit)
-    return JSONResponse(page_json([session_json(t, st) for t in topics], more))
+    return JSONResponse(page_json(await sessions_json(topics, st), more))
 
 
 def _sources(raw: str) -> tuple[str, ...]:
@@ -135,7 +145,7 @@ async def create_session(request: Request) -> JSONResponse:
     title = body.text("title", "", max_length=TITLE_LIMIT)
     prompt = body.text("system_prompt", max_length=PROMPT_LIMIT)
     topic = await blocking(_create, st, title, prompt)
-    return JSONResponse(session_json(topic, st), status_code=201)
+    return JSONResponse(await one_session_json(topic, st), status_code=201)
 
 
 def _create(st: ServerState, title: str, prompt: str | None) -> Any:
@@ -149,7 +159,7 @@ def _create(st: ServerState, title: str, prompt: str | None) -> Any:
 @endpoint("Get a session", tag="sessions", response="Session", errors=(404,))
 async def get_session(request: Request) -> JSONResponse:
     topic = await require_topic(request)
-    return JSONResponse(session_json(topic, state(request)))
+    return JSONResponse(await one_session_json(topic, state(request)))
 
 
 @endpoint(
@@ -174,7 +184,7 @@ async def update_session(request: Request) -> JSONResponse:
         await blocking(store.topics.rename, topic.id, title)
     if "system_prompt" in body:
         await blocking(store.topics.set_system_prompt, topic.id, prompt or None)
-    return JSONResponse(session_json(await require_topic(request), st))
+    return JSONResponse(await one_session_json(await require_topic(request), st))
 
 
 @endpoint(
