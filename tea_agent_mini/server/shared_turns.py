@@ -31,7 +31,7 @@ from ..store.turn_log import CHANNEL, COMMANDS, SessionRow
 from ..types import CallOptions, Error
 from .event_codec import decode_event, decode_item, encode_event, encode_item
 from .interactions import AnswerOutcome
-from .turn_commands import Listener, RemoteTurns
+from .turn_commands import RemoteTurns
 from .turns import (
     Discard,
     Entry,
@@ -84,7 +84,7 @@ class SharedTurnManager(TurnManager):
         self._notes: dict[str, Entry] = {}  # a queued turn's "queued" event, for its stream
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
-        self._listener: Listener | None = None
+        self._unlisten: list[Callable[[], None]] = []
         self._remote = RemoteTurns(lambda: self._repo, self.owner, self)
         self.events_logged = 0
         self.rows_written = 0
@@ -107,8 +107,8 @@ class SharedTurnManager(TurnManager):
         assert isinstance(db, PostgresDatabase), "a shared turn manager needs PostgreSQL"
         loop = asyncio.get_running_loop()
         handlers = {CHANNEL: self._notified, COMMANDS: self._remote.notified}
-        self._listener = Listener(db, loop, handlers)
-        self._listener.start()
+        for channel, handler in handlers.items():
+            self._unlisten.append(db.listen(channel, _on_loop(loop, handler)))
         self._keeper = loop.create_task(self._keep(), name="turn-leases")
 
     async def shutdown(self, timeout: float = 5.0) -> None:
@@ -118,8 +118,8 @@ class SharedTurnManager(TurnManager):
         await self._flush()
         if self._keeper is not None:
             self._keeper.cancel()
-        if self._listener is not None:
-            self._listener.stop()
+        for unlisten in self._unlisten:
+            unlisten()
         for topic in list(self._channels):
             try:
                 # the queue stays in the database for the other instances
@@ -263,9 +263,11 @@ class SharedTurnManager(TurnManager):
             busy = self._repo.pending(topic_id, turn)
         return busy, self._repo.after(topic_id, since, READ_LIMIT)
 
-    def _notified(self, topic_id: str) -> None:
+    def _notified(self, topic_id: str | None) -> None:
+        """A session's events were stored (None: some notifications may have been missed)."""
         self.notifications += 1
-        self._wake(topic_id)
+        for topic in list(self._waiters) if topic_id is None else [topic_id]:
+            self._wake(topic)
 
     def _wake(self, topic_id: str) -> None:
         waiter = self._waiters.pop(topic_id, None)
@@ -417,6 +419,20 @@ class SharedTurnManager(TurnManager):
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _on_loop(
+    loop: asyncio.AbstractEventLoop, handler: Callable[[str | None], None]
+) -> Callable[[str | None], None]:
+    """``handler``, called on ``loop`` from the store's listening thread."""
+
+    def heard(payload: str | None) -> None:
+        try:
+            loop.call_soon_threadsafe(handler, payload)
+        except RuntimeError:  # the loop closed: nobody is waiting any more
+            pass
+
+    return heard
 
 
 def _interrupted() -> Error:

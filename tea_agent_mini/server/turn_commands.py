@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import select
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -101,8 +99,12 @@ class RemoteTurns:
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def notified(self, payload: str) -> None:
-        """A message on the commands channel (on the event loop): a reply or a new command."""
+    def notified(self, payload: str | None) -> None:
+        """A message on the commands channel (on the event loop): a reply or a new command;
+        None when messages may have been missed (the commands are looked for then)."""
+        if payload is None:
+            self._spawn_take()
+            return
         try:
             message = json.loads(payload)
         except ValueError:
@@ -110,13 +112,16 @@ class RemoteTurns:
         if not isinstance(message, dict) or message.get("to") != self.owner:
             return
         if "reply" not in message:
-            task = asyncio.get_running_loop().create_task(self.take())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn_take()
             return
         waiter = self._waiting.get(str(message["reply"]))
         if waiter is not None and not waiter.done():
             waiter.set_result(message.get("result"))
+
+    def _spawn_take(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.take())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def take(self) -> None:
         """Apply the commands left for us and reply to their senders."""
@@ -150,59 +155,3 @@ class RemoteTurns:
         nobody will take."""
         await self.take()
         await asyncio.to_thread(self._repo().drop_commands, time.time() - KEEP_COMMANDS)
-
-
-class Listener:
-    """A thread on a connection of its own that LISTENs on the given channels and hands each
-    notification's payload to its channel's callback on the event loop; it reconnects after a
-    failure."""
-
-    def __init__(
-        self,
-        db: Any,
-        loop: asyncio.AbstractEventLoop,
-        handlers: dict[str, Callable[[str], None]],
-    ) -> None:
-        self._db = db
-        self._loop = loop
-        self._handlers = handlers
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="turn-listener", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            conn = None
-            try:
-                conn = self._db.open_connection()
-                for channel in self._handlers:
-                    conn.run(f"LISTEN {channel}")
-                sock = getattr(conn, "_usock", None)
-                while not self._stop.is_set():
-                    if sock is not None:
-                        ready, _, _ = select.select([sock], [], [], 1.0)
-                    else:
-                        ready = []
-                        self._stop.wait(0.5)
-                    if ready or sock is None:
-                        conn.run("SELECT 1")  # reads the notifications that came
-                    while conn.notifications:
-                        _pid, channel, payload = conn.notifications.popleft()
-                        handler = self._handlers.get(channel)
-                        if handler is not None:
-                            self._loop.call_soon_threadsafe(handler, payload)
-            except Exception as exc:  # the streams poll meanwhile; try again shortly
-                if not self._stop.is_set():
-                    log.warning("the turn listener lost its connection: %s", exc)
-                    self._stop.wait(1.0)
-            finally:
-                if conn is not None:
-                    try:
-                        conn.close()
-                    except Exception:
-                        pass
