@@ -78,20 +78,6 @@ def tea_home(
     return home
 
 
-@pytest.fixture
-def home_store_target(tea_home: Path) -> str:
-    """The home's store: its ``chat.db``, or the PostgreSQL URL under --store postgres."""
-    return os.environ.get("TEA_AGENT_STORE_URL") or str(tea_home / "chat.db")
-
-
-@pytest.fixture
-def open_home_store(home_store_target: str):
-    """``open_home_store()`` opens the home's store (close it, or use it in a ``with``)."""
-    from tea_agent_mini.store import Store
-
-    return lambda: Store.open(home_store_target)
-
-
 @pytest.fixture(scope="session")
 def postgres_cluster():
     """A throwaway PostgreSQL cluster for the session (tests/pg.py); skips without one."""

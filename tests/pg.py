@@ -23,6 +23,16 @@ from pathlib import Path
 from typing import Any
 
 SHARED = "tea_shared"
+
+
+def home_store(home: Path) -> Any:
+    """The store of the test home ``home``: its ``chat.db``, or under ``--store postgres``
+    the database the home's config names through TEA_AGENT_STORE_URL (set for the test)."""
+    from tea_agent_mini.store import Store
+
+    return Store.open(os.environ.get("TEA_AGENT_STORE_URL") or home / "chat.db")
+
+
 SERVER_USER = "postgres"
 
 

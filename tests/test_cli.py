@@ -310,6 +310,7 @@ def test_doctor_fails_on_an_unreachable_postgresql(scripted_server, write_config
     assert line.startswith("[FAIL]") and "cannot connect" in line and "sekrit" not in line
 
 
+@pytest.mark.sqlite_only
 def test_migrate_copies_the_home_into_postgresql_then_run_continues_there(
     model_config, scripted_server, write_config, tea_home, empty_postgres_url
 ):

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tea_agent_mini.store import Store
 from tea_agent_mini.types import Message, ToolCall
 from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply
+from tests.pg import home_store
 from tests.test_cli import cli
 
 
 def seed(home: Path, title: str, *exchange: str) -> str:
     """A topic with the given user/assistant texts (alternating) and one tool call."""
-    store = Store.open(home / "chat.db")
+    store = home_store(home)
     try:
         topic = store.topics.create(title=title)
         for number, text in enumerate(exchange):

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tea_agent_mini.store import Store
 from tests.agents.test_subagents import last_user, system_text
 from tests.fakes.script import Reply, ToolCallSpec
+from tests.pg import home_store
 from tests.test_cli import cli
 
 
 def seed_team(home: Path) -> None:
     """A teammate left ``idle`` by a process that crashed, with mail both ways."""
-    store = Store.open(home / "chat.db")
+    store = home_store(home)
     try:
         topic = store.topics.create(title="teammate alice", source="subagent").id
         store.teammates.add("alice", "reviewer", "", None, topic)

@@ -199,6 +199,7 @@ def test_tool_endpoints_from_the_file_else_the_environment(write_config, monkeyp
         load_config()
 
 
+@pytest.mark.sqlite_only
 def test_the_store_is_the_sqlite_file_unless_a_postgresql_url_is_set(
     write_config, monkeypatch, tea_home: Path
 ):

@@ -172,9 +172,20 @@ class SharedTurnManager(TurnManager):
 
     async def acancel_queued(self, topic_id: str, item_id: str) -> bool:
         done = await asyncio.to_thread(self._repo.cancel, topic_id, item_id)
-        if done:
-            await asyncio.to_thread(self._repo.notify, {topic_id})  # its stream ends
-        return done
+        if not done:
+            return False
+        removed = Error("removed from the queue", kind="cancelled")
+        channel = self._channels.get(topic_id)
+        if channel is not None and channel.current is not None:
+            self._log(channel, item_id, removed)  # ours: under the ids this instance hands out
+            await self._flush()
+            return True
+        # run elsewhere: above the stored ids (a clash with the holder's next write drops
+        # this note, never its events); the notification ends the message's stream either way
+        last = await asyncio.to_thread(self._repo.last_id, topic_id)
+        row = (topic_id, max(last, self._last_id) + 1, item_id, encode_event(removed))
+        await asyncio.to_thread(self._repo.append, [row])
+        return True
 
     async def aclear_queue(self, topic_id: str) -> int:
         _, items = await self.queue_state(topic_id)

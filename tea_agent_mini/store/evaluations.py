@@ -212,8 +212,8 @@ class EvaluationRepository:
     def stats(self, topic_id: str | None = None) -> EvaluationStats:
         where, params = ("WHERE topic_id = ?", (topic_id,)) if topic_id else ("", ())
         rows = self._db.query(
-            f"SELECT outcome, source, COUNT(*), SUM(quality), SUM(rating IS NOT NULL), "
-            f"SUM(lesson_id IS NOT NULL) FROM evaluations {where} GROUP BY outcome, source",
+            f"SELECT outcome, source, COUNT(*), SUM(quality), COUNT(rating), COUNT(lesson_id) "
+            f"FROM evaluations {where} GROUP BY outcome, source",
             params,
         )
         outcomes = dict.fromkeys(OUTCOMES, 0)

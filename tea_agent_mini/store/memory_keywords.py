@@ -28,6 +28,7 @@ MAX_QUERY_TERMS = 32
 # while their matches stay within this many; the common ones add little to bm25 (idf near 0)
 # and still count in the share of every memory found. Above it, the newest matches are taken.
 RANK_BUDGET = 6000
+MAX_TERM_BYTES = 2046
 _ACTIVE = "deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 
 
@@ -40,8 +41,14 @@ def _tsquery_term(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _indexed_terms(text: str) -> set[str]:
+    """The keyword terms of ``text`` an index holds: a "word" longer than PostgreSQL's lexemes
+    may be (2046 bytes) is no keyword anyone searches for, so neither backend keeps it."""
+    return {term for term in keyword_terms(text) if len(term.encode()) <= MAX_TERM_BYTES}
+
+
 def _terms_text(content: str) -> str:
-    return " ".join(sorted(keyword_terms(content)))
+    return " ".join(sorted(_indexed_terms(content)))
 
 
 class KeywordIndex:
@@ -92,7 +99,7 @@ class KeywordIndex:
         On the FTS path memories that expired but are not yet retired may appear; callers
         intersect with the active memories they hold.
         """
-        terms = sorted(keyword_terms(query))[:MAX_QUERY_TERMS]
+        terms = sorted(_indexed_terms(query))[:MAX_QUERY_TERMS]
         if not terms or limit <= 0:
             return {}
         wanted = set(terms)

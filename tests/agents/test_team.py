@@ -9,10 +9,10 @@ import threading
 import pytest
 
 from tea_agent_mini.agent.team import LEAD, TeamError, TeammateExists, UnknownTeammate
-from tea_agent_mini.store import Store
 from tea_agent_mini.types import Done, ToolResult
 from tests.agents.test_subagents import OneLoop, last_user, system_text, turn
 from tests.fakes.script import Reply, ToolCallSpec
+from tests.pg import home_store
 
 
 def is_mate(name: str):
@@ -364,7 +364,7 @@ def test_a_round_trip_across_a_restart(model_config, scripted_server, tea_home):
         assert answer.text == "alice on: the code word is teal"
     finally:
         first.close()
-    store = Store.open(tea_home / "chat.db")
+    store = home_store(tea_home)
     try:
         assert store.teammates.get("alice").status == "offline"
         store.teammates.set_status("alice", "idle")  # as a process that crashed leaves it

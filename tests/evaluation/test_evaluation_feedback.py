@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tea_agent_mini.store import Store
 from tea_agent_mini.toolkit.context import ToolContext
 from tea_agent_mini.tools.evaluation import toolkit_evaluation
 from tests.fakes.background import answer_background
 from tests.fakes.scripted_server import Reply, ToolCallSpec
+from tests.pg import home_store
 from tests.server.server_helpers import LiveServer, read_events, start_server
 from tests.test_cli import cli
 
@@ -156,7 +156,7 @@ def test_good_and_bad_in_the_chat(model_config, scripted_server, tea_home):
     result = cli("chat", stdin="list src\n/bad wrong folder\n/exit\n")
     assert result.returncode == 0, result.stderr
     assert "noted: a bad result" in result.stderr and "lesson" in result.stderr
-    store = Store.open(tea_home / "chat.db")
+    store = home_store(tea_home)
     try:
         (evaluation,) = store.evaluations.recent(5)
         assert (evaluation.rating, evaluation.comment, evaluation.source) == (

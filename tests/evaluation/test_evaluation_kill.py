@@ -10,9 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from tea_agent_mini.store import Store
 from tests.fakes.background import is_extraction
 from tests.fakes.scripted_server import Reply
+from tests.pg import home_store
 from tests.test_cli import cli, cli_env
 
 FRUIT = '{"memories": [{"content": "The user\'s favourite fruit is mango", "kind": "fact"}]}'
@@ -27,12 +27,12 @@ def wait_until(check, deadline: float = 60.0, what: str = "the condition") -> No
 
 
 def job_rows(home: Path) -> list[tuple[str, str, int]]:
-    with Store.open(home / "chat.db") as store:
+    with home_store(home) as store:
         return [(j.kind, j.status, j.attempts) for j in reversed(store.jobs.recent(50))]
 
 
 def memories(home: Path) -> list[str]:
-    with Store.open(home / "chat.db") as store:
+    with home_store(home) as store:
         return [m.content for m in store.memories.matching(now=time.time())]
 
 

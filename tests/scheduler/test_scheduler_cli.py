@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tea_agent_mini.scheduler.service import TaskService
-from tea_agent_mini.store import Store
+from tests.pg import home_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,7 @@ def wait_for(condition, what: str, timeout: float = 20.0) -> None:
 def test_scheduler_runs_tasks_headless_and_stops_cleanly_on_sigterm(
     shell_config, tea_home: Path, workspace: Path
 ):
-    with Store.open(tea_home / "chat.db") as store:
+    with home_store(tea_home) as store:
         TaskService(store).add("tick", "interval:1", command="echo tick >> ticks.txt")
     proc = subprocess.Popen(
         [sys.executable, "-m", "tea_agent_mini", "scheduler"],
@@ -68,7 +68,7 @@ def test_scheduler_runs_tasks_headless_and_stops_cleanly_on_sigterm(
     reader.join(timeout=5)
     assert lines[-1].strip() == "scheduler stopped"
     assert not any("Traceback" in line for line in lines)
-    with Store.open(tea_home / "chat.db") as store:
+    with home_store(tea_home) as store:
         task = store.tasks.find("tick")
         runs = store.tasks.runs(task.id)
         assert (
@@ -82,7 +82,7 @@ def test_tasks_command_adds_and_reports_mistakes(shell_config, tea_home: Path):
                 "--command", "echo hi")  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("Added:\n#1 hello [shell, enabled] daily:09:00 tz=UTC")
-    with Store.open(tea_home / "chat.db") as store:
+    with home_store(tea_home) as store:
         assert store.tasks.find("hello").command == "echo hi"
     wrong = cli("tasks", "add", "--name", "bad", "--schedule", "at 9", "--command", "true")
     assert wrong.returncode == 1

@@ -135,7 +135,7 @@ def test_stats(http):
     assert stats["object"] == "memory.stats"
     assert stats["active"] == 1 and stats["deleted"] == 1 and stats["pinned"] == 1
     assert stats["by_priority"] == {"HIGH": 1} and stats["by_category"] == {"preference": 1}
-    assert stats["keyword_backend"] in ("fts5", "like") and stats["embedder"]
+    assert stats["keyword_backend"] in ("fts5", "like", "tsvector") and stats["embedder"]
 
 
 def assert_400(response, fragment: str) -> None:

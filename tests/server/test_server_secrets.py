@@ -21,6 +21,7 @@ import httpx
 import yaml
 
 from tests.fakes.scripted_server import Reply, ToolCallSpec
+from tests.pg import home_store
 from tests.server.server_helpers import parse_sse
 from tests.server.test_server_serve import ROOT, free_port, wait_healthy
 
@@ -149,7 +150,13 @@ def test_no_configured_secret_is_shown_logged_or_stored(scripted_server, tea_hom
         if path.is_file() and path.name != "config.yaml":
             data = path.read_bytes().decode("utf-8", "replace")
             assert leaks(data) == [], f"{path.relative_to(tea_home)}: {leaks(data)}"
-    assert (tea_home / "chat.db").is_file()
+    with home_store(tea_home) as store:  # chat.db was read above; a PostgreSQL store here
+        if store.path is None:
+            for table in store.db.tables():
+                rows = repr(store.db.query(f"SELECT * FROM {table}"))
+                assert leaks(rows) == [], f"table {table}: {leaks(rows)}"
+        else:
+            assert store.path == tea_home / "chat.db" and store.path.is_file()
 
 
 def wait_for_mcp_failures(http: httpx.Client, timeout: float = 30) -> None:

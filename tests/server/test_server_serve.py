@@ -136,6 +136,7 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 20) -> No
     raise AssertionError("server did not become healthy")
 
 
+@pytest.mark.sqlite_only
 def test_sigterm_stops_a_running_turn_and_closes_the_database(
     model_config, scripted_server, tea_home: Path
 ):

@@ -54,6 +54,7 @@ def test_existing_files_are_tightened_and_an_existing_home_is_left(tmp_path: Pat
     assert mode(home) == 0o755
 
 
+@pytest.mark.sqlite_only
 def test_the_cli_creates_its_home_private(tmp_path: Path):
     home = tmp_path / "fresh-home"
     env = {**os.environ, "TEA_AGENT_HOME": str(home), "PYTHONPATH": str(ROOT)}

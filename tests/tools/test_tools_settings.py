@@ -131,7 +131,10 @@ def test_config_path_and_models(runtime, ctx, tea_home, model_config, scripted_s
     assert paths["home"] == str(tea_home)
     assert paths["config_file"] == str(model_config) and paths["config_file_exists"]
     assert paths["profile"] == "default" and paths["profiles"] == ["default"]
-    assert paths["database"] == str(tea_home / "chat.db") and paths["database_bytes"] > 0
+    if os.environ.get("TEA_AGENT_STORE_URL"):  # --store postgres: the URL without credentials
+        assert paths["database"] == load_config().store_target.replace("postgres@", "")
+    else:
+        assert paths["database"] == str(tea_home / "chat.db") and paths["database_bytes"] > 0
     assert paths["folders"]["kb"] == str(tea_home / "kb")
     models = toolkit_get_models(ctx)
     assert models["main"]["model_name"] == "scripted-model"
@@ -235,7 +238,10 @@ def test_self_report(runtime, ctx):
     report = toolkit_self_report(ctx)
     assert report["version"] == __version__ and report["pid"] == os.getpid()
     assert report["topics"] == 1 and report["messages"] == 2
-    assert report["database"] == str(runtime.config.db_path) and report["database_bytes"] > 0
+    if runtime.store.path is None:  # --store postgres: the URL without credentials
+        assert report["database"] == runtime.store.location and "database_bytes" not in report
+    else:
+        assert report["database"] == str(runtime.config.db_path) and report["database_bytes"] > 0
     assert report["tools"] == len(runtime.toolkit.tools)
     if sys.platform.startswith("linux"):
         assert report["rss_mib"] > 0 and report["uptime_seconds"] > 0  # pytest took that long
