@@ -106,11 +106,14 @@ def check_postgres(url: str) -> list[Check]:
         checks = [Check("database", True, f"{detail}, up to date")]
     vector = db.extensions.get("vector")
     if vector:
-        note = f"pgvector {vector} installed (vectors are still scored in Python)"
+        note = f"pgvector {vector} installed: it ranks the vectors (an HNSW index per model)"
     elif "vector" in db.available:
-        note = "pgvector available, not installed; vectors are scored in Python"
+        note = (
+            "pgvector available, not installed (CREATE EXTENSION vector; as a superuser); "
+            "vectors are ranked in Python"
+        )
     else:
-        note = "no pgvector; vectors are stored as bytea and scored in Python"
+        note = "no pgvector; vectors are stored as bytea and ranked in Python"
     checks.append(Check("pgvector", bool(vector), note, required=False))
     return checks
 

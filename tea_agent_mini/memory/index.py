@@ -23,7 +23,7 @@ from operator import itemgetter, mul
 
 from ..errors import LLMError
 from ..store.memories import MemoryRepository
-from ..vectors import dot, normalize, pack, sign_code, unpack
+from ..vectors import dot, normalize, unpack
 from .embedder import Embedder
 from .embedding import embed_texts
 
@@ -139,13 +139,13 @@ class MemoryVectors:
     ) -> list[tuple[float, int]]:
         """Like :meth:`search`, for a vector of the current model."""
         query = normalize(vector)
-        codes = self._repo.codes.current(self.model)
-        candidates = set(codes.nearest(sign_code(pack(query)), max(self._rerank, k)))
+        stamp = _now(now)
+        candidates = set(self._repo.first_pass(query, self.model, max(self._rerank, k), stamp))
         candidates.update(also)
         floor = -float("inf") if min_score is None else min_score
         score = _scorer(query)
         scored = []
-        for memory_id, blob in self._repo.codes.vectors(candidates, self.model, _now(now)):
+        for memory_id, blob in self._repo.codes.vectors(candidates, self.model, stamp):
             if len(blob) == 4 * len(query):
                 value = score(unpack(blob))
                 if value >= floor:

@@ -214,7 +214,7 @@ class MemoryManager:
     def warm(self) -> None:
         """Load what the first selection after a start reads (the vectors' codes, the keyword
         backend) now, e.g. in a worker thread while the user is still typing."""
-        self.repo.codes.current(self.vectors.model)
+        self.repo.warm(self.vectors.model)
         _ = self.repo.uses_fts
 
     def stats(self) -> MemoryStats:

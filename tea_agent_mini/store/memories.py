@@ -14,17 +14,20 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..terms import content_hash
-from ..vectors import pack
+from ..vectors import pack, sign_code
 from .database import Database, like_pattern
 from .memory_codes import MemoryCodes, code_of
 from .memory_keywords import KeywordIndex
 from .memory_pool import by_ids, selection_pool
 from .memory_records import SELECT_MEMORIES as _SELECT
 from .memory_records import Memory, MemoryStats, Snapshot, memory_from_row
+
+if TYPE_CHECKING:
+    from .memory_pgvector import PgVectorPass
 
 __all__ = ["Memory", "MemoryRepository", "MemoryStats"]
 
@@ -52,6 +55,11 @@ class MemoryRepository:
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = threading.Lock()
         self.codes = MemoryCodes(db, lambda: self._writes)
+        self._pgvector: PgVectorPass | None = None
+        if getattr(db, "has_pgvector", False):
+            from .memory_pgvector import PgVectorPass
+
+            self._pgvector = PgVectorPass(db)  # type: ignore[arg-type]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -263,6 +271,18 @@ class MemoryRepository:
                 snapshot.apply(rows)
                 snapshot.writes = writes
             return snapshot.at(stamp)
+
+    def first_pass(self, query: Sequence[float], model: str, m: int, now: float) -> list[int]:
+        """Up to ``m`` ids of active ``model`` memories likely closest to ``query`` (normalised):
+        ranked by pgvector where the database has it, else by the sign codes in memory."""
+        if self._pgvector is not None and query:
+            return self._pgvector.nearest(query, model, m, now)
+        return self.codes.current(model).nearest(sign_code(pack(query)), m)
+
+    def warm(self, model: str) -> None:
+        """Load what the first search reads (the codes; nothing when pgvector ranks)."""
+        if self._pgvector is None:
+            self.codes.current(model)
 
     def needing_embedding(self, model: str, limit: int, now: float | None = None) -> list[Memory]:
         """Active memories with no vector (first), or one made by a model other than ``model``.

@@ -173,11 +173,24 @@ class PostgresDatabase(Database):
         rows = self._select(sql, params)
         return rows[0] if rows else None
 
-    def _select(self, sql: str, params: Sequence[Any]) -> list[Row]:
+    def _select(self, sql: str, params: Sequence[Any], settings: Sequence[str] = ()) -> list[Row]:
         (statement,) = self._statements(sql)
         with self._connection("query") as conn:
+            for setting in settings:  # on the connection that runs the query
+                name, _, value = setting.partition("=")
+                conn.execute_unnamed("SELECT set_config($1, $2, false)", vals=(name, value))
             context = conn.execute_unnamed(statement, vals=_params(params))
         return _rows(context)
+
+    def execute_native(self, sql: str) -> None:
+        """Run PostgreSQL's own statement, untranslated and outside any transaction (``CREATE
+        INDEX CONCURRENTLY`` must be)."""
+        self._run(sql, what="write")
+
+    def query_tuned(self, settings: Sequence[str], sql: str, params: Sequence[Any]) -> list[Row]:
+        """:meth:`query` after ``name=value`` settings on the connection that runs it (they
+        stay on that connection: set only what every later query may have)."""
+        return self._select(sql, params, settings)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> PgResult:
         statements = self._statements(sql)
