@@ -194,6 +194,13 @@ class SharedTurnManager(TurnManager):
     async def start_id(self, topic_id: str) -> int:
         return await asyncio.to_thread(self._repo.turn_start_id, topic_id)
 
+    async def forget(self, topic_id: str) -> None:
+        """As :meth:`TurnManager.forget`; a turn another instance runs is aborted there first
+        (deleting the session deletes its rows, the command's too, so it goes before)."""
+        if self.running(topic_id) is None:
+            await self._remote.abort(topic_id)
+        await super().forget(topic_id)
+
     async def aabort(self, topic_id: str) -> bool:
         return self.abort(topic_id) or await self._remote.abort(topic_id)
 

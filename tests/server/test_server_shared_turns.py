@@ -286,6 +286,29 @@ def test_a_turn_running_on_one_instance_is_aborted_through_another(
         assert on_b.post(f"/v1/sessions/{sid}/abort").json() == {"aborted": False}
 
 
+def test_deleting_a_session_through_another_instance_stops_its_turn(
+    shared_config, live_factory, scripted_server
+):
+    # a long lease: A must hear of the deletion from B, not notice it at its next renewal
+    data = yaml.safe_load(shared_config.read_text(encoding="utf-8"))
+    data["server"]["turn_lease"] = 120
+    shared_config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    a, b = live_factory(), live_factory()
+    scripted_server.push(Reply(text=TEXT * 4, delay=0.05, chunk_chars=4))  # 15 s of tokens
+    with a.client() as on_a, b.client() as on_b:
+        sid = new_session(on_a)
+        events, reader = follow_in_background(
+            on_a, f"/v1/sessions/{sid}/messages", json={"content": "go"}
+        )
+        wait_for(lambda: any(e.event == "token" for e in events), "the turn did not start")
+        assert on_b.delete(f"/v1/sessions/{sid}").json()["deleted"] is True
+        reader.join(timeout=10)
+        assert not reader.is_alive()
+        assert len(tokens(events)) < len(TEXT * 4)  # stopped, not run to its end
+        wait_for(lambda: a.app.state.tea.turns.running(sid) is None, "A still runs the turn")
+        assert on_a.get(f"/v1/sessions/{sid}").status_code == 404
+
+
 def test_an_approval_asked_on_one_instance_is_given_through_another(
     shared_config, live_factory, scripted_server, workspace
 ):
