@@ -5,7 +5,8 @@ PostgreSQL (see ``Database.record_migration``).
 To change the schema, append ``(next_version, "what_it_does", function)`` to :data:`MIGRATIONS`;
 the function receives the :class:`Database` inside a transaction. Write SQLite's DDL (keywords
 and types in capitals): on PostgreSQL ``dialect.py`` translates it. Never edit a migration that
-has shipped: users' databases have already run it.
+has shipped: users' databases have already run it. The tables several instances share
+(13-16) are in ``migrations_shared.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import StoreError
 from .database import Database
+from .migrations_shared import change_counters, shared_files, shared_turns, turn_commands
 
 log = logging.getLogger(__name__)
 
@@ -373,102 +375,6 @@ def _skill_stats(db: Database) -> None:
     )
 
 
-def _shared_turns(db: Database) -> None:
-    # the turns of several server instances on one PostgreSQL (turn_log.py); unused on SQLite
-    db.execute(
-        """CREATE TABLE turn_events (
-            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
-            id INTEGER NOT NULL,
-            turn TEXT NOT NULL,
-            event TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            PRIMARY KEY (topic_id, id)
-        )"""
-    )
-    db.execute(
-        """CREATE TABLE turn_queue (
-            id TEXT PRIMARY KEY,
-            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
-            item TEXT NOT NULL,
-            created_at REAL NOT NULL
-        )"""
-    )
-    db.execute("CREATE INDEX turn_queue_by_topic ON turn_queue (topic_id, created_at)")
-    db.execute(
-        """CREATE TABLE session_leases (
-            topic_id TEXT PRIMARY KEY REFERENCES topics (id) ON DELETE CASCADE,
-            owner TEXT NOT NULL,
-            turn TEXT,
-            expires_at REAL NOT NULL
-        )"""
-    )
-
-
-def _shared_files(db: Database) -> None:
-    # files several instances on one PostgreSQL share (config profiles, self-made tools), with
-    # a version counter the others check at each turn (store/shared.py); unused on SQLite
-    db.execute(
-        """CREATE TABLE shared_files (
-            path TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            content TEXT,
-            version INTEGER NOT NULL,
-            origin TEXT NOT NULL DEFAULT '',
-            updated_at REAL NOT NULL
-        )"""
-    )
-    db.execute("CREATE INDEX shared_files_by_version ON shared_files (version)")
-
-
-def _turn_commands(db: Database) -> None:
-    # an abort or an answer for a turn that runs on another instance (server/turn_commands.py):
-    # a row, as an answer may be longer than a notification's payload; unused on SQLite
-    db.execute(
-        """CREATE TABLE turn_commands (
-            id TEXT PRIMARY KEY,
-            topic_id TEXT NOT NULL REFERENCES topics (id) ON DELETE CASCADE,
-            owner TEXT NOT NULL,
-            command TEXT NOT NULL,
-            created_at REAL NOT NULL
-        )"""
-    )
-    db.execute("CREATE INDEX turn_commands_by_owner ON turn_commands (owner)")
-
-
-# the columns of memories whose change the instances' memory caches must see: all but the
-# access stamp, which selection writes at each turn
-_MEMORY_COLUMNS = (
-    "content, priority, importance, category, tags, content_hash, embedding, embedding_model, "
-    "embedding_dim, expires_at, pinned, updated_at, source_topic, deleted_at, changed_at, "
-    "embedding_code"
-)
-
-
-def _change_counters(db: Database) -> None:
-    # PostgreSQL only (one SQLite file has PRAGMA data_version): a counter per table that
-    # the instances' caches check instead of any commit anywhere, and a notification
-    # (pg_listen.CHANGES, the table's name) for those that wait: the scheduler
-    if db.dialect != "postgresql":
-        return
-    db.execute("CREATE TABLE store_changes (name TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-    db.execute(
-        """CREATE FUNCTION tea_store_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            INSERT INTO store_changes (name, version) VALUES (TG_TABLE_NAME, 1)
-                ON CONFLICT (name) DO UPDATE SET version = store_changes.version + 1;
-            PERFORM pg_notify('tea_changes', TG_TABLE_NAME);
-            RETURN NULL;
-        END $$"""
-    )
-    # per row, not per statement: a statement that changes nothing (a scheduler finding no
-    # due task) must not wake the other instances, whose look would wake this one again
-    for table, update in (("memories", f"UPDATE OF {_MEMORY_COLUMNS}"), ("tasks", "UPDATE")):
-        db.execute(
-            f"CREATE TRIGGER {table}_changed AFTER INSERT OR {update} OR DELETE "
-            f"ON {table} FOR EACH ROW EXECUTE FUNCTION tea_store_changed()"
-        )
-
-
 MIGRATIONS: list[Migration] = [
     (1, "core_tables", _core_tables),
     (2, "memories", _memories),
@@ -482,10 +388,10 @@ MIGRATIONS: list[Migration] = [
     (10, "learning", _learning),
     (11, "prompt_versions", _prompt_versions),
     (12, "skill_stats", _skill_stats),
-    (13, "shared_turns", _shared_turns),
-    (14, "shared_files", _shared_files),
-    (15, "turn_commands", _turn_commands),
-    (16, "change_counters", _change_counters),
+    (13, "shared_turns", shared_turns),
+    (14, "shared_files", shared_files),
+    (15, "turn_commands", turn_commands),
+    (16, "change_counters", change_counters),
 ]
 """Every migration in order; versions run 1, 2, 3 ... without gaps."""
 
