@@ -115,6 +115,8 @@ class Database(ABC):
         the tables with a change counter); SQLite's one number covers every table.
         """
 
+    origin = ""  # signs the writes made through this object in PostgreSQL's change notifications
+
     def listen(self, channel: str, callback: Callable[[str | None], None]) -> Callable[[], None]:
         """Call ``callback(payload)`` on each notification of ``channel`` from another
         process; returns the function that unsubscribes. SQLite has no notifications: the

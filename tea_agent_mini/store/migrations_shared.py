@@ -84,7 +84,8 @@ _MEMORY_COLUMNS = (
 def change_counters(db: Database) -> None:
     # PostgreSQL only (one SQLite file has PRAGMA data_version): a counter per table that
     # the instances' caches check instead of any commit anywhere, and a notification
-    # (pg_listen.CHANGES, the table's name) for those that wait: the scheduler
+    # (pg_listen.CHANGES: the table's name, then the writer's Database.origin) for those
+    # that wait: the schedulers of the other instances
     if db.dialect != "postgresql":
         return
     db.execute("CREATE TABLE store_changes (name TEXT PRIMARY KEY, version INTEGER NOT NULL)")
@@ -93,7 +94,8 @@ def change_counters(db: Database) -> None:
         BEGIN
             INSERT INTO store_changes (name, version) VALUES (TG_TABLE_NAME, 1)
                 ON CONFLICT (name) DO UPDATE SET version = store_changes.version + 1;
-            PERFORM pg_notify('tea_changes', TG_TABLE_NAME);
+            PERFORM pg_notify('tea_changes', TG_TABLE_NAME || ' '
+                || COALESCE(current_setting('tea.origin', true), ''));
             RETURN NULL;
         END $$"""
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -77,15 +78,21 @@ class PostgresDatabase(Database):
             ) from exc
         settings = parse_url(url)
 
+        origin = uuid.uuid4().hex[:12]
+
         def open_one() -> Connection:
             try:
-                return pg8000.native.Connection(**settings.connect)
+                conn = pg8000.native.Connection(**settings.connect)
+                # signs the change notifications of the writes made here (migration 16)
+                conn.run("SELECT set_config('tea.origin', :origin, false)", origin=origin)
+                return conn
             except (pg8000.native.Error, OSError) as exc:
                 raise StoreError(
                     f"cannot connect to the store {settings.location}: {_message(exc, settings)}"
                 ) from None
 
         db = cls(settings, ConnectionPool(open_one, settings.pool_size, settings.location))
+        db.origin = origin
         db._open_one = open_one
         try:
             db._inspect()
@@ -341,6 +348,12 @@ class PostgresDatabase(Database):
                 self._listener = Listener(self.open_connection, self.location)
             listener = self._listener
         return listener.subscribe(channel, callback)
+
+    @property
+    def listening(self) -> bool:
+        """Whether notifications are heard now (something subscribed, and connected)."""
+        listener = self._listener
+        return listener is not None and listener.connected.is_set()
 
     def close(self) -> None:
         if self._listener is not None:

@@ -144,9 +144,10 @@ class TaskRepository(TaskLeases):
         with self._listeners_lock:
             self._listeners.append(callback)
 
-        def heard(table: str | None) -> None:
-            if table in (None, "tasks"):
-                callback()
+        def heard(payload: str | None) -> None:
+            table, _, origin = (payload or "").partition(" ")
+            if payload is None or (table == "tasks" and origin != self._db.origin):
+                callback()  # our own writes called it already
 
         stop_listening = self._db.listen(CHANGES, heard)
 

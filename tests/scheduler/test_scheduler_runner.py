@@ -35,6 +35,13 @@ def statuses(store, task_id):
     return [(r.status, r.scheduled_for) for r in reversed(store.tasks.runs(task_id))]
 
 
+async def started(runner, store) -> None:
+    """Start ``runner``; on PostgreSQL, also wait until it listens: it looks again once
+    listening has begun, which a test counting its sleeps must not see halfway."""
+    await runner.start()
+    await until(lambda: getattr(store.db, "listening", True))
+
+
 def run(coro_fn):
     return asyncio.run(coro_fn())
 
@@ -397,7 +404,7 @@ def test_the_started_runner_sleeps_exactly_until_the_next_run(db_path):
             add_task(store, clock)
             runner = SchedulerRunner(store, recorder, clock, "me", recheck_seconds=24 * HOUR)
             clock.runner = runner
-            await runner.start()
+            await started(runner, store)
             await settle(clock, runner, utc("2026-01-06 12:00"))
             await runner.stop()
             return recorder.calls, clock.sleeps
@@ -417,7 +424,7 @@ def test_sleeps_are_capped_to_notice_other_processes_and_cut_short_by_changes(db
             runner = clock.runner = SchedulerRunner(
                 store, recorder, clock, "me", recheck_seconds=60
             )
-            await runner.start()
+            await started(runner, store)
             await settle(clock, runner, T0 + 90)  # no tasks: rechecks every 60 s
             assert clock.sleeps[:2] == [60, 60]
             add_task(store, clock, "interval:45")  # added now (T0 + 90): due at T0 + 135
@@ -436,7 +443,7 @@ def test_poke_from_another_thread_wakes_the_runner(db_path):
         with Store.open(db_path) as store:
             runner = SchedulerRunner(store, Recorder(), clock, "me", recheck_seconds=HOUR)
             clock.runner = runner
-            await runner.start()
+            await started(runner, store)
             await settle(clock, runner, T0)
             before = len(clock.sleeps)
             await asyncio.to_thread(runner.poke)

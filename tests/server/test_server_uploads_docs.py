@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from starlette.routing import Route
 
+from tests.fakes.background import turn_requests
 from tests.server.server_helpers import read_events
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -54,7 +55,7 @@ def test_image_upload_round_trip_and_attach(http, scripted_server, tea_home: Pat
     )
     assert events[0].event == "start" and events[0].data["attachments"] == 1
     assert events[-1].event == "done"
-    block, *content = scripted_server.requests[-1]["messages"][-1]["content"]
+    block, *content = turn_requests(scripted_server)[-1]["messages"][-1]["content"]
     assert block["type"] == "text" and block["text"].startswith("<context>")
     assert content[0] == {"type": "text", "text": "what is this?"}
     url = content[1]["image_url"]["url"]
