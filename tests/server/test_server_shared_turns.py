@@ -4,6 +4,7 @@ lease has expired. Skips, saying why, where PostgreSQL cannot be started."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -405,3 +406,34 @@ def test_busy_is_the_same_on_every_instance(shared_config, live_factory, scripte
         for client in (on_a, on_b):
             listed = {s["id"]: s for s in client.get("/v1/sessions").json()["data"]}
             assert listed[sid]["busy"] is False and listed[sid]["running"] is None
+
+
+@pytest.mark.sqlite_only  # starts from a home whose store is its chat.db
+def test_a_migrated_sqlite_home_is_used_from_both_instances(
+    model_config, scripted_server, tea_home, empty_postgres_url, live_factory
+):
+    from tests.fakes.background import turn_requests
+    from tests.test_cli import cli
+
+    scripted_server.push(Reply(text="Noted: tabs over spaces."))
+    assert cli("run", "remember: I like tabs over spaces").returncode == 0
+    moved = cli("migrate", "--to", empty_postgres_url)
+    assert moved.returncode == 0 and "counts match" in moved.stdout, moved.stderr
+    data = yaml.safe_load(model_config.read_text(encoding="utf-8"))
+    data.update(store={"url": empty_postgres_url}, server={"turn_lease": LEASE})
+    model_config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    (tea_home / "chat.db").rename(tea_home / "chat.db.migrated")  # nothing reads it any more
+
+    a, b = live_factory(), live_factory()
+    with a.client() as on_a, b.client() as on_b:
+        (session,) = on_a.get("/v1/sessions").json()["data"]
+        scripted_server.push(Reply(text="You like tabs."))
+        _, events = read_events(
+            on_b, "POST", f"/v1/sessions/{session['id']}/messages", json={"content": "and I?"}
+        )
+        assert events[-1].event == "done" and events[-1].data["text"] == "You like tabs."
+        sent = json.dumps(turn_requests(scripted_server)[-1]["messages"])
+        assert "I like tabs over spaces" in sent  # the migrated turn is the history on B
+        listed = on_a.get(f"/v1/sessions/{session['id']}/messages").json()["data"]
+        texts = [m["content"] for m in listed if isinstance(m["content"], str)]
+        assert texts[0] == "remember: I like tabs over spaces" and texts[-1] == "You like tabs."
