@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..store.turn_log import CHANNEL, COMMANDS, SessionRow
-from ..types import CallOptions, Error
+from ..types import CallOptions, Done, Error
 from .event_codec import decode_event, decode_item, encode_event, encode_item
 from .interactions import AnswerOutcome
 from .turn_commands import RemoteTurns
@@ -76,6 +76,7 @@ class SharedTurnManager(TurnManager):
         self.lease = lease
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._pending: list[tuple[str, int, str, str]] = []
+        self._ending: list[str] = []  # turns whose last event is among the pending rows
         self._flush_handle: asyncio.TimerHandle | None = None
         self._flush_lock = asyncio.Lock()
         self._waiters: dict[str, asyncio.Event] = {}
@@ -300,6 +301,8 @@ class SharedTurnManager(TurnManager):
             return
         self.events_logged += 1
         self._pending.append((channel.topic_id, self._last_id, turn, encode_event(event)))
+        if isinstance(event, (Done, Error)):
+            self._ending.append(turn)
         if self._flush_handle is None:
             loop = asyncio.get_running_loop()
             self._flush_handle = loop.call_later(FLUSH_DELAY, self._spawn_flush)
@@ -311,25 +314,29 @@ class SharedTurnManager(TurnManager):
     async def _flush(self) -> None:
         async with self._flush_lock:
             rows, self._pending = self._pending, []
+            ending, self._ending = self._ending, []
             if not rows:
                 return
             try:
-                await asyncio.to_thread(self._repo.append, rows)
+                await asyncio.to_thread(self._repo.append, rows, ending)
                 self.writes += 1
             except StoreError as exc:
                 # one session at a time: a deleted session's events are dropped, not the rest
                 log.warning("could not store %d turn events at once: %s", len(rows), exc)
-                rows = await self._append_each(rows)
+                rows = await self._append_each(rows, set(ending))
             self.rows_written += len(rows)
             for topic in {row[0] for row in rows}:
                 self._wake(topic)
 
-    async def _append_each(self, rows: list[tuple[str, int, str, str]]) -> list[Any]:
+    async def _append_each(
+        self, rows: list[tuple[str, int, str, str]], ending: set[str]
+    ) -> list[Any]:
         stored = []
         for topic in dict.fromkeys(row[0] for row in rows):
             mine = [row for row in rows if row[0] == topic]
+            ended = sorted({row[2] for row in mine} & ending)
             try:
-                await asyncio.to_thread(self._repo.append, mine)
+                await asyncio.to_thread(self._repo.append, mine, ended)
                 self.writes += 1
                 stored += mine
             except StoreError as exc:

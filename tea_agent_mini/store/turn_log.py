@@ -56,7 +56,7 @@ class Holder:
 class SessionRow:
     """What the database knows of a session's turns."""
 
-    leased: bool  # a live lease: a turn runs or is about to
+    leased: bool  # a live lease naming its turn: the turn has not logged its end
     running: str | None
     queued: int
 
@@ -80,20 +80,25 @@ class TurnLogRepository:
 
     # -- events ------------------------------------------------------------------------------
 
-    def append(self, rows: Sequence[tuple[str, int, str, str]]) -> None:
-        """Store ``(topic_id, id, turn, event_json)`` rows and wake the followers."""
+    def append(self, rows: Sequence[tuple[str, int, str, str]], ended: Sequence[str] = ()) -> None:
+        """Store ``(topic_id, id, turn, event_json)`` rows and wake the followers. The turns in
+        ``ended`` logged their last event among the rows: their leases stop naming them in the
+        same transaction, so whoever reads that event also reads the session as idle."""
         now = time.time()
-        for start in range(0, len(rows), BATCH_ROWS):
-            chunk = rows[start : start + BATCH_ROWS]
-            values = ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
-            params = [
-                v for topic, id_, turn, event in chunk for v in (topic, id_, turn, event, now)
-            ]
-            self._db.execute(
-                "INSERT INTO turn_events (topic_id, id, turn, event, created_at) "
-                f"VALUES {values} ON CONFLICT DO NOTHING",
-                params,
-            )
+        with self._db.transaction():
+            for start in range(0, len(rows), BATCH_ROWS):
+                chunk = rows[start : start + BATCH_ROWS]
+                values = ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
+                params = [
+                    v for topic, id_, turn, event in chunk for v in (topic, id_, turn, event, now)
+                ]
+                self._db.execute(
+                    "INSERT INTO turn_events (topic_id, id, turn, event, created_at) "
+                    f"VALUES {values} ON CONFLICT DO NOTHING",
+                    params,
+                )
+            for turn in ended:
+                self._db.execute("UPDATE session_leases SET turn = NULL WHERE turn = ?", (turn,))
         self.notify({row[0] for row in rows})
 
     def notify(self, topics: set[str]) -> None:
@@ -141,9 +146,10 @@ class TurnLogRepository:
     # -- the queue and the lease ---------------------------------------------------------------
 
     def busy(self, topic_id: str) -> bool:
-        """A live lease, or messages waiting."""
+        """A live lease running a turn, or messages waiting."""
         row = self._db.query_one(
-            "SELECT (SELECT COUNT(*) FROM session_leases WHERE topic_id = ? AND expires_at > ?)"
+            "SELECT (SELECT COUNT(*) FROM session_leases WHERE topic_id = ? AND expires_at > ?"
+            " AND turn IS NOT NULL)"
             " + (SELECT COUNT(*) FROM turn_queue WHERE topic_id = ?)",
             (topic_id, time.time(), topic_id),
         )
@@ -278,14 +284,15 @@ class TurnLogRepository:
         return Holder(str(row[0]), str(row[1]) if row[1] else None) if row else None
 
     def states(self, topic_ids: Sequence[str]) -> dict[str, SessionRow]:
-        """The live lease and the waiting messages of each session, in one query."""
+        """The live lease running a turn and the waiting messages of each session, in one
+        query."""
         if not topic_ids:
             return {}
         marks = ", ".join("?" for _ in topic_ids)
         rows = self._db.query(
             f"SELECT topic_id, 'lease', turn, 0 FROM session_leases WHERE topic_id IN ({marks}) "
-            f"AND expires_at > ? UNION ALL SELECT topic_id, 'queue', NULL, COUNT(*) FROM "
-            f"turn_queue WHERE topic_id IN ({marks}) GROUP BY topic_id",
+            f"AND expires_at > ? AND turn IS NOT NULL UNION ALL SELECT topic_id, 'queue', NULL, "
+            f"COUNT(*) FROM turn_queue WHERE topic_id IN ({marks}) GROUP BY topic_id",
             (*topic_ids, time.time(), *topic_ids),
         )
         found: dict[str, SessionRow] = {}

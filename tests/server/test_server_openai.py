@@ -7,6 +7,7 @@ import json
 import openai
 import pytest
 
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import Reply, ToolCallSpec
 
 
@@ -97,7 +98,7 @@ def test_history_and_system_prompt_are_imported_then_session_continues(
         ],
     )
     session_id = raw.headers["x-session-id"]
-    sent = scripted_server.requests[-1]["messages"]
+    sent = turn_requests(scripted_server)[-1]["messages"]
     assert "Answer in French." in sent[0]["content"]
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "user"]
     assert sent[1]["content"] == "my name is Ada"

@@ -67,6 +67,21 @@ def test_the_state_of_a_page_of_sessions_and_who_runs_them(store):
     assert log.holder(running) == Holder("A", "i1") and log.holder(waiting) is None
 
 
+def test_a_turn_whose_last_event_is_stored_leaves_its_session_idle(store):
+    topic = store.topics.create("t").id
+    log = store.turn_log
+    log.enqueue(topic, "i1", "{}")
+    assert log.claim(topic, "A", 30).taken and log.next_item(topic, "A", 30) == "{}"
+    log.append([(topic, 1, "i1", '{"type": "token"}')])
+    assert log.busy(topic) and log.pending(topic, "i1")
+    log.append([(topic, 2, "i1", '{"type": "done"}')], ended=["i1"])
+    # the holder keeps the lease (nobody else starts a turn) until it looks at the queue
+    assert log.holder(topic) == Holder("A", None) and not log.claim(topic, "B", 30).taken
+    assert not log.busy(topic) and not log.pending(topic, "i1")
+    assert log.states([topic]) == {}
+    assert log.next_item(topic, "A", 30) is None and log.holder(topic) is None
+
+
 def test_commands_are_taken_once_by_their_instance(store):
     topic = store.topics.create("t").id
     log = store.turn_log
