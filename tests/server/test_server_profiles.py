@@ -9,6 +9,7 @@ import openai
 import pytest
 import yaml
 
+from tests.fakes.background import turn_requests
 from tests.fakes.scripted_server import ScriptedServer
 from tests.server.server_helpers import read_events
 
@@ -192,7 +193,7 @@ def test_changing_the_active_profile_applies_at_once(live, http, scripted_server
     assert http.get("/v1/config").json()["config"]["main_model"]["model_name"] == "renamed"
     with openai.OpenAI(base_url=live.url + "/v1", api_key="x", max_retries=0) as client:
         client.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
-    assert scripted_server.requests[-1]["model"] == "renamed"
+    assert turn_requests(scripted_server)[-1]["model"] == "renamed"
 
 
 def test_changing_another_profile_drops_its_runtime(live, http, scripted_server):
@@ -200,11 +201,11 @@ def test_changing_another_profile_drops_its_runtime(live, http, scripted_server)
     message = [{"role": "user", "content": "hi"}]
     with openai.OpenAI(base_url=live.url + "/v1", api_key="x", max_retries=0) as client:
         client.chat.completions.create(model="profile:work", messages=message)
-        assert scripted_server.requests[-1]["model"] == "before"
+        assert turn_requests(scripted_server)[-1]["model"] == "before"
         patch = {"config": {"main_model": {"model_name": "after"}}}
         assert http.patch("/v1/profiles/work", json=patch).status_code == 200
         client.chat.completions.create(model="profile:work", messages=message)
-    assert scripted_server.requests[-1]["model"] == "after"
+    assert turn_requests(scripted_server)[-1]["model"] == "after"
 
 
 def test_patch_is_refused_while_a_turn_runs(http, scripted_server):

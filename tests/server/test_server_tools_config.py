@@ -99,7 +99,7 @@ def test_patch_config_changes_the_next_turn(http, scripted_server):
     assert config["agent"]["max_iterations"] == 7 and config["main_model"]["temperature"] == 0.25
     session = http.post("/v1/sessions", json={}).json()
     read_events(http, "POST", f"/v1/sessions/{session['id']}/messages", json={"content": "hi"})
-    assert scripted_server.requests[-1]["temperature"] == 0.25
+    assert turn_requests(scripted_server)[-1]["temperature"] == 0.25
 
 
 @pytest.mark.parametrize(
@@ -170,15 +170,15 @@ def test_switch_profile_and_per_request_profile(live, http, write_config, script
     with openai.OpenAI(base_url=live.url + "/v1", api_key="x", max_retries=0) as client:
         message = [{"role": "user", "content": "hi"}]
         client.chat.completions.create(model="profile:work", messages=message)
-        assert scripted_server.requests[-1]["model"] == "work-model"
+        assert turn_requests(scripted_server)[-1]["model"] == "work-model"
         client.chat.completions.create(model="whatever", messages=message)
-        assert scripted_server.requests[-1]["model"] == "scripted-model"
+        assert turn_requests(scripted_server)[-1]["model"] == "scripted-model"
 
         switched = http.post("/v1/config/switch", json={"profile": "work"})
         assert switched.status_code == 200 and switched.json()["profile"] == "work"
         answer = client.chat.completions.create(model="whatever", messages=message)
         assert answer.model == "work-model"
-        assert scripted_server.requests[-1]["model"] == "work-model"
+        assert turn_requests(scripted_server)[-1]["model"] == "work-model"
 
     assert http.post("/v1/config/switch", json={"profile": "ghost"}).status_code == 404
     assert http.post("/v1/config/switch", json={"profile": "../x"}).status_code == 400
