@@ -32,6 +32,7 @@ from ..types import CallOptions, Done, Error
 from .event_codec import decode_event, decode_item, encode_event, encode_item
 from .interactions import AnswerOutcome
 from .turn_commands import RemoteTurns
+from .turn_writer import EventWriter
 from .turns import (
     Discard,
     Entry,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FLUSH_DELAY = 0.1  # seconds a logged event waits to be stored with the ones after it (any session)
 POLL = 2.0  # a waiting stream reads again after this long even without a notification
 READ_LIMIT = 1000
 DISCARD_WAIT = 30.0  # seconds an unkept session waits for its streams before it is deleted
@@ -75,10 +75,7 @@ class SharedTurnManager(TurnManager):
         self._store = store  # opened by the time start() is called
         self.lease = lease
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self._pending: list[tuple[str, int, str, str]] = []
-        self._ending: list[str] = []  # turns whose last event is among the pending rows
-        self._flush_handle: asyncio.TimerHandle | None = None
-        self._flush_lock = asyncio.Lock()
+        self.writer = EventWriter(lambda: self._repo, self._wake, self._spawn)
         self._waiters: dict[str, asyncio.Event] = {}
         self._starting: set[str] = set()
         self._again: set[str] = set()
@@ -87,9 +84,6 @@ class SharedTurnManager(TurnManager):
         self._keeper: asyncio.Task[None] | None = None
         self._unlisten: list[Callable[[], None]] = []
         self._remote = RemoteTurns(lambda: self._repo, self.owner, self)
-        self.events_logged = 0
-        self.rows_written = 0
-        self.writes = 0
         self.notifications = 0  # received from the database (any instance's writes)
         self._following: dict[str, int] = {}  # session -> streams reading it here
         self._started: dict[str, float] = {}  # turn -> when this instance started it
@@ -116,7 +110,7 @@ class SharedTurnManager(TurnManager):
         if self._closing:
             return
         await super().shutdown(timeout)
-        await self._flush()
+        await self.writer.flush()
         if self._keeper is not None:
             self._keeper.cancel()
         for unlisten in self._unlisten:
@@ -179,7 +173,7 @@ class SharedTurnManager(TurnManager):
         channel = self._channels.get(topic_id)
         if channel is not None and channel.current is not None:
             self._log(channel, item_id, removed)  # ours: under the ids this instance hands out
-            await self._flush()
+            await self.writer.flush()
             return True
         # run elsewhere: above the stored ids (a clash with the holder's next write drops
         # this note, never its events); the notification ends the message's stream either way
@@ -297,55 +291,13 @@ class SharedTurnManager(TurnManager):
 
     def _log(self, channel: _Channel, turn: str, event: Any) -> None:
         super()._log(channel, turn, event)
-        if turn in self._lost:
-            return
-        self.events_logged += 1
-        self._pending.append((channel.topic_id, self._last_id, turn, encode_event(event)))
-        if isinstance(event, (Done, Error)):
-            self._ending.append(turn)
-        if self._flush_handle is None:
-            loop = asyncio.get_running_loop()
-            self._flush_handle = loop.call_later(FLUSH_DELAY, self._spawn_flush)
-
-    def _spawn_flush(self) -> None:
-        self._flush_handle = None
-        self._spawn(self._flush())
-
-    async def _flush(self) -> None:
-        async with self._flush_lock:
-            rows, self._pending = self._pending, []
-            ending, self._ending = self._ending, []
-            if not rows:
-                return
-            try:
-                await asyncio.to_thread(self._repo.append, rows, ending)
-                self.writes += 1
-            except StoreError as exc:
-                # one session at a time: a deleted session's events are dropped, not the rest
-                log.warning("could not store %d turn events at once: %s", len(rows), exc)
-                rows = await self._append_each(rows, set(ending))
-            self.rows_written += len(rows)
-            for topic in {row[0] for row in rows}:
-                self._wake(topic)
-
-    async def _append_each(
-        self, rows: list[tuple[str, int, str, str]], ending: set[str]
-    ) -> list[Any]:
-        stored = []
-        for topic in dict.fromkeys(row[0] for row in rows):
-            mine = [row for row in rows if row[0] == topic]
-            ended = sorted({row[2] for row in mine} & ending)
-            try:
-                await asyncio.to_thread(self._repo.append, mine, ended)
-                self.writes += 1
-                stored += mine
-            except StoreError as exc:
-                log.warning("dropped %d events of session %s: %s", len(mine), topic, exc)
-        return stored
+        if turn not in self._lost:
+            row = (channel.topic_id, self._last_id, turn, encode_event(event))
+            self.writer.add(row, isinstance(event, (Done, Error)))
 
     async def _discard_session(self, topic_id: str) -> None:
         """The followers of an unkept session read its last events before it goes."""
-        await self._flush()
+        await self.writer.flush()
         deadline = time.monotonic() + DISCARD_WAIT
         while self._following.get(topic_id) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -376,7 +328,8 @@ class SharedTurnManager(TurnManager):
     async def _next(self, topic_id: str) -> None:
         """Take the session's next queued message and run it, if the lease is ours to take."""
         try:
-            await self._flush()  # the last turn's events are stored before the lease moves on
+            # the last turn's events are stored before the lease moves on
+            await self.writer.flush()
             while not self._closing:
                 self._again.discard(topic_id)
                 await asyncio.to_thread(self._repo.trim, topic_id, self._keep_turns)
@@ -387,7 +340,7 @@ class SharedTurnManager(TurnManager):
                 if claim.dead_turn:
                     log.warning("session %s: took over an expired lease", topic_id)
                     self._log(self._channel(topic_id), claim.dead_turn, _interrupted())
-                    await self._flush()
+                    await self.writer.flush()
                 raw = await asyncio.to_thread(
                     self._repo.next_item, topic_id, self.owner, self.lease
                 )

@@ -78,10 +78,10 @@ def test_a_turn_started_on_one_instance_streams_to_its_end_on_another(
 
     # B's stream was woken by A's notifications, not by its 2 s poll
     assert b.app.state.tea.turns.notifications >= 3
-    manager = a.app.state.tea.turns
-    print(f"events {manager.events_logged}, rows {manager.rows_written}, writes {manager.writes}")
+    writer = a.app.state.tea.turns.writer
+    print(f"events {writer.events}, rows {writer.rows_written}, writes {writer.writes}")
     # the turn's ~80 events went to the database in a handful of batched writes
-    assert manager.rows_written >= 75 and manager.writes <= manager.rows_written / 3
+    assert writer.rows_written >= 75 and writer.writes <= writer.rows_written / 3
 
 
 def test_a_killed_instance_leaves_the_next_turn_to_another(
