@@ -47,7 +47,7 @@ def test_the_tree_in_errors_py_names_every_exception():
 
 def test_former_builtin_bases_are_kept():
     from tea_agent_mini.llm.repair import JSONRepairError
-    from tea_agent_mini.server.turns import ShuttingDown
+    from tea_agent_mini.server.turn_records import ShuttingDown
     from tea_agent_mini.server.uploads import UploadRejected
 
     assert issubclass(JSONRepairError, ValueError) and issubclass(UploadRejected, ValueError)

@@ -60,7 +60,8 @@ from .security import (
 from .serverlog import AccessLog
 from .state import ServerState, blocking
 from .static import PackageAssets
-from .turns import ShuttingDown, TurnManager
+from .turn_records import ShuttingDown
+from .turns import TurnManager
 from .uploads import UploadStore
 from .warmup import WarmUp
 

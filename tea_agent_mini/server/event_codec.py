@@ -24,7 +24,7 @@ from ..types import (
     Usage,
 )
 from .interactions import Question, QuestionClosed, UserNotice
-from .turns import Queued, QueueItem, TurnStarted
+from .turn_records import Queued, QueueItem, TurnStarted
 
 __all__ = ["decode_event", "decode_item", "encode_event", "encode_item", "kind_prefix"]
 

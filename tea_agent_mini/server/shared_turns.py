@@ -32,8 +32,7 @@ from ..types import CallOptions, Done, Error
 from .event_codec import decode_event, decode_item, encode_event, encode_item
 from .interactions import AnswerOutcome
 from .turn_commands import RemoteTurns
-from .turn_writer import EventWriter
-from .turns import (
+from .turn_records import (
     Discard,
     Entry,
     OpenSession,
@@ -42,11 +41,11 @@ from .turns import (
     SessionState,
     ShuttingDown,
     Submission,
-    TurnManager,
     TurnStarted,
-    _Channel,
     is_final,
 )
+from .turn_writer import EventWriter
+from .turns import TurnManager, _Channel
 
 if TYPE_CHECKING:
     from ..store import Store, TurnLogRepository

@@ -25,7 +25,7 @@ from ..types import (
 )
 from .interactions import Question, QuestionClosed, UserNotice
 from .sse import sse_comment, sse_event
-from .turns import Entry, Queued, TurnStarted
+from .turn_records import Entry, Queued, TurnStarted
 
 PREVIEW_CHARS = 2000
 CHILD_PREVIEW_CHARS = 400  # a subagent's tool output in full is in its own topic

@@ -10,7 +10,8 @@ import pytest
 from tea_agent_mini.config import load_config
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.server.runtimes import RuntimePool
-from tea_agent_mini.server.turns import ShuttingDown, TurnManager
+from tea_agent_mini.server.turn_records import ShuttingDown
+from tea_agent_mini.server.turns import TurnManager
 from tea_agent_mini.types import Done, Error
 from tests.fakes.scripted_server import Reply
 

@@ -32,7 +32,7 @@ from ..openai_format import (
 from ..spec import endpoint
 from ..sse import sse_comment, sse_response
 from ..state import ServerState, blocking, require_topic, runtime_for, state
-from ..turns import Entry, Queued, TurnStarted
+from ..turn_records import Entry, Queued, TurnStarted
 from .models import PROFILE_PREFIX
 from .session_turns import title_from
 

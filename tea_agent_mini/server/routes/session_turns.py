@@ -21,7 +21,7 @@ from ..bodies import natural, read_json
 from ..spec import endpoint
 from ..sse import sse_response
 from ..state import ServerState, blocking, require_topic, runtime_for, state
-from ..turns import Entry, QueueItem
+from ..turn_records import Entry, QueueItem
 from ..ui_events import encode_entry
 from ..uploads import UploadRejected
 

@@ -16,7 +16,7 @@ from ..bodies import Fields, query_int, read_json
 from ..paging import MAX_ID, MAX_OFFSET, limit_of, page_json, trim
 from ..spec import endpoint
 from ..state import ServerState, blocking, require_topic, state
-from ..turns import SessionState
+from ..turn_records import SessionState
 
 TITLE_LIMIT = 200
 PROMPT_LIMIT = 100_000
