@@ -415,7 +415,11 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS) -> int:
             f"knows up to {latest}; upgrade tea_agent_mini or {db.elsewhere}"
         )
     if start == 0:
-        _refuse_foreign_schema(db)
+        with db.transaction():
+            # under the write lock: an instance starting at the same time may have just
+            # created the first tables, and then its version is recorded too
+            if db.schema_version() == 0:
+                _refuse_foreign_schema(db)
     for version, name, apply in migrations:
         if version <= start:
             continue
