@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
+from .home_sync import catch_up
 from .types import ApprovalCallback, AskUserCallback, NoticeCallback
 
 if TYPE_CHECKING:
@@ -236,7 +237,7 @@ class Runtime:
         from .errors import ConfigError
         from .toolkit.executor import ToolExecutor
 
-        self.catch_up()
+        catch_up(self)
         llm = self.main_llm  # raises ConfigError first when no model is configured
         if topic_id is None:
             topic_id = self.store.topics.create(profile=self.config.profile, source=source).id
@@ -378,33 +379,9 @@ class Runtime:
             self.__dict__.pop(name, None)
         self.config = config
 
-    def catch_up(self) -> list[str]:
-        """Take the files other instances on the same PostgreSQL shared since the last call
-        (``store/shared.py``): user tools are synced into the live toolkit, a change of this
-        runtime's profile is adopted. The paths that changed here; on SQLite nothing is done."""
-        from .errors import ConfigError, StoreError
-
-        if self.store.db.dialect != "postgresql":
-            return []
-        home = self.config.home
-        try:
-            changed = self.store.shared.catch_up(home)
-        except StoreError as exc:
-            log.warning("cannot read the files other instances shared: %s", exc)
-            return []
-        if not changed:
-            return []
-        if any(file.kind == "user_tools" for file in changed) and "toolkit" in self.__dict__:
-            from .toolkit.usertools import sync_user_tools
-
-            sync_user_tools(self.toolkit, home)
-        paths = [file.path for file in changed]
-        if self.profile_file() in paths:
-            try:
-                self.adopt(self.reload_config())
-            except ConfigError as exc:
-                log.warning("the shared profile %s is not valid here: %s", self.config.profile, exc)
-        return paths
+    def built(self, part: str) -> bool:
+        """Whether the part (``toolkit``, ``memory`` ...) has been built yet."""
+        return part in self.__dict__
 
     def profile_file(self, profile: str | None = None) -> str:
         """The file of ``profile`` (default: this runtime's) relative to the home."""
@@ -423,17 +400,6 @@ class Runtime:
         config.agent = replace(config.agent, workspace=str(self.config.workspace))
         config.store = self.config.store
         return config
-
-    def share_files(self, paths: list[str], kind: str) -> int:
-        """Share these files of the home with the other instances on the same PostgreSQL (see
-        :meth:`catch_up`); the new version, 0 on SQLite. A failure is logged, never raised."""
-        from .errors import StoreError
-
-        try:
-            return self.store.shared.publish(self.config.home, paths, kind)
-        except (StoreError, ValueError, OSError) as exc:
-            log.warning("cannot share %s with the other instances: %s", ", ".join(paths), exc)
-            return 0
 
     async def _close_models(self) -> None:
         """Close the parts retired by :meth:`adopt` (and the model clients in use, on the way

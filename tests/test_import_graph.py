@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"store", "llm", "skills", "shell"},
     {"memory", "export"},
     {"toolkit", "evaluation"},  # the tool framework; learning from work
-    {"mcp", "context"},
+    {"mcp", "context", "home_sync"},
     {"agent"},
     {"runtime"},  # the composition root
     {"scheduler", "facade", "flows"},  # they run turns on a Runtime; flows through a Protocol

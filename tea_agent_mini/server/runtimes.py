@@ -13,6 +13,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config, profile_path
+from ..home_sync import catch_up
 from ..redact import guard_logs
 from ..runtime import config_secrets
 
@@ -104,10 +105,10 @@ class RuntimePool:
         )
 
     def catch_up(self) -> None:
-        """Take what other instances on the same PostgreSQL shared (``Runtime.catch_up``):
+        """Take what other instances on the same PostgreSQL shared (``home_sync.catch_up``):
         the active runtime adopts its changed profile, another profile's runtime is rebuilt
         on next use (the old one is closed with the pool)."""
-        changed = set(self.active.catch_up())
+        changed = set(catch_up(self.active))
         if not changed:
             return
         with self._lock:

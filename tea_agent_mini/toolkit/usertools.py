@@ -170,7 +170,7 @@ def activate(ctx: ToolContext, store: UserToolStore, meta: ToolMeta, module: Any
 
 def share_tool(ctx: ToolContext, name: str) -> None:
     """Publish the tool's live files through the store when it is PostgreSQL (the others load
-    them at their next turn, ``Runtime.catch_up``); a failure is logged, the tool stays saved."""
+    them at their next turn, ``home_sync.catch_up``); a failure is logged, the tool stays saved."""
     shared = ctx.store.shared if ctx.store is not None else None
     if shared is None or not shared.enabled:
         return

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tea_agent_mini.config import load_config
+from tea_agent_mini.home_sync import share_files
 from tea_agent_mini.runtime import Runtime
 from tea_agent_mini.store import Store
 from tea_agent_mini.toolkit.executor import ToolExecutor
@@ -127,7 +128,7 @@ def test_a_profile_changed_on_one_instance_reaches_the_other(
         data["agent"]["max_iterations"] = 3
         data["main_model"]["temperature"] = 0.25
         path.write_text(yaml.safe_dump(data), encoding="utf-8")
-        assert a.share_files([a.profile_file()], "config") > 0
+        assert share_files(a, [a.profile_file()], "config") > 0
 
         scripted_server.push(Reply(text="again"))
         run(b, "hello again")

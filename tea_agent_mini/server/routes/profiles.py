@@ -26,6 +26,7 @@ from ...config import (
     read_yaml,
 )
 from ...errors import ConfigError
+from ...home_sync import share_files
 from ...private import private_dirs
 from ...redact import mask_url
 from ..api_errors import ApiError
@@ -187,9 +188,8 @@ async def patch_profile(request: Request) -> JSONResponse:
 
 def share_profile(st: ServerState, name: str) -> None:
     """The saved file reaches the other instances on the same PostgreSQL at their next turn
-    (``Runtime.catch_up``); nothing happens on SQLite."""
-    runtime = st.runtime
-    runtime.share_files([runtime.profile_file(name)], "config")
+    (``home_sync.catch_up``); nothing happens on SQLite."""
+    share_files(st.runtime, [st.runtime.profile_file(name)], "config")
 
 
 async def reload_profile(st: ServerState, name: str) -> None:
