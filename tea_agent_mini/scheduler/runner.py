@@ -25,18 +25,17 @@ import logging
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..errors import TeaAgentError
 from ..store.tasks import CLAIM_BATCH
+from .clock import Clock, SystemClock, moment, next_fire
 from .cron import ScheduleError
 from .errors import TaskBusy, TaskError, TaskNotFound
-from .schedules import Schedule, parse_schedule
+from .schedules import parse_schedule
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -60,22 +59,6 @@ HARD_LIMIT_EXTRA = 10.0  # ... and this many seconds more
 LEASE_MARGIN = 60.0  # the lease outlives the longest possible run by this much
 STOP_GRACE = 5.0
 RESULT_STATUSES = ("ok", "failed", "timeout")
-
-
-class Clock(Protocol):
-    """Where the runner reads the time (epoch seconds) and how it waits."""
-
-    def now(self) -> float: ...
-
-    async def sleep(self, seconds: float) -> None: ...
-
-
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
 
 @dataclass(frozen=True)
@@ -111,17 +94,6 @@ def _report_failure(run: asyncio.Future) -> None:
 def max_run_seconds(task: Task) -> float:
     """The longest a run of ``task`` may take before the runner gives up on it."""
     return task.timeout * HARD_LIMIT_FACTOR + HARD_LIMIT_EXTRA
-
-
-def moment(stamp: float) -> datetime:
-    return datetime.fromtimestamp(stamp, timezone.utc)
-
-
-def next_fire(schedule: Schedule, anchor_at: float, after: float) -> float | None:
-    """The schedule's next fire time strictly after ``after``, as epoch seconds; intervals
-    count from ``anchor_at``."""
-    when = schedule.next_after(moment(after), moment(anchor_at))
-    return when.timestamp() if when is not None else None
 
 
 class SchedulerRunner:

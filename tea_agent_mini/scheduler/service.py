@@ -18,9 +18,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import StoreError, ToolError
+from .clock import Clock, SystemClock, moment, next_fire
 from .cron import ScheduleError
 from .errors import TaskError, TaskNotFound
-from .runner import Clock, SchedulerRunner, SystemClock, moment, next_fire
+from .runner import SchedulerRunner
 from .schedules import Schedule, parse_schedule
 
 if TYPE_CHECKING:
