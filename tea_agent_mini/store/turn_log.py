@@ -97,8 +97,12 @@ class TurnLogRepository:
                     f"VALUES {values} ON CONFLICT DO NOTHING",
                     params,
                 )
+            sessions = {turn: topic for topic, _, turn, _ in rows}
             for turn in ended:
-                self._db.execute("UPDATE session_leases SET turn = NULL WHERE turn = ?", (turn,))
+                self._db.execute(
+                    "UPDATE session_leases SET turn = NULL WHERE topic_id = ? AND turn = ?",
+                    (sessions[turn], turn),
+                )
         self.notify({row[0] for row in rows})
 
     def notify(self, topics: set[str]) -> None:
